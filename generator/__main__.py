@@ -1,0 +1,5 @@
+"""``python -m ptxgen`` runs the command-line interface."""
+
+from ptxgen.cli import main
+
+raise SystemExit(main())

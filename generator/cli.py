@@ -1,0 +1,295 @@
+"""Command-line interface: a thin layer over the pipeline and the generated classes.
+
+Exit codes: 0 success; 1 ``check`` found differences; 2 invalid input (a spec
+that does not validate, a field value the tables do not allow, bad usage).
+Errors go to stderr, one line each; results go to stdout.
+
+The encode/decode/zero-column-mask paths import only the generated classes
+(``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+EXIT_OK, EXIT_DIFF, EXIT_INVALID = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="ptxgen", description="Spec-driven generator for PTX tensor-core "
+                                            "descriptors and instruction wrappers.")
+    from ptxgen import __version__
+
+    p.add_argument("--version", action="version", version=f"ptxgen {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def spec_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--spec", type=Path, default=Path("spec"), metavar="DIR",
+                        help="spec folder (default: spec/)")
+
+    def out_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--out", type=Path, default=Path("generated"), metavar="DIR",
+                        help="output folder (default: generated/)")
+
+    def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    g = sub.add_parser("generate", help="validate the spec and (re)write the output folder")
+    spec_arg(g)
+    out_arg(g)
+    json_arg(g, "the written files")
+    c = sub.add_parser("check", help="exit 1 if the output folder differs from what "
+                                     "generate would write")
+    spec_arg(c)
+    out_arg(c)
+    json_arg(c, "the differences")
+    v = sub.add_parser("validate", help="validate the spec (exit 2 with file:line:col errors)")
+    spec_arg(v)
+    json_arg(v, "the diagnostics")
+
+    e = sub.add_parser("encode", help="encode a descriptor from FIELD=VALUE pairs")
+    e.add_argument("descriptor", metavar="DESCRIPTOR")
+    e.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
+    e.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
+    d = sub.add_parser("decode", help="decode a descriptor word")
+    d.add_argument("descriptor", metavar="DESCRIPTOR")
+    d.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
+    d.add_argument("word", metavar="HEX")
+    json_arg(d, "the fields")
+    z = sub.add_parser("zero-column-mask", help="expand a zero-column mask descriptor (Table 45)")
+    z.add_argument("word", metavar="HEX")
+    z.add_argument("--m", type=int, required=True, choices=(128, 64, 32), metavar="{128,64,32}")
+    z.add_argument("--n", type=int, required=True, metavar="N")
+    json_arg(z, "the masks")
+    return p
+
+
+# -- descriptors ---------------------------------------------------------------
+
+def _descriptor_class(name: str, kind: str | None) -> Any:
+    from ptxgen.isa import DESCRIPTORS
+
+    if name not in DESCRIPTORS:
+        raise UsageError(f"DESCRIPTOR: unknown descriptor {name!r}; allowed: "
+                         + ", ".join(DESCRIPTORS))
+    kinds = DESCRIPTORS[name]
+    if None in kinds:
+        if kind is not None:
+            raise UsageError(f"--kind: {name} has no MMA kinds; leave --kind out")
+        return kinds[None]
+    if kind is None:
+        raise UsageError(f"--kind: {name} needs --kind; allowed: "
+                         + ", ".join(str(k) for k in kinds))
+    if kind not in kinds:
+        raise UsageError(f"--kind: unknown kind {kind!r} for {name}; allowed: "
+                         + ", ".join(str(k) for k in kinds))
+    return kinds[kind]
+
+
+def _where(cls: Any) -> str:
+    return f"{cls.DESCRIPTOR} --kind {cls.KIND}" if cls.KIND else str(cls.DESCRIPTOR)
+
+
+def _parse_int(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+    return value
+
+
+def _parse_word(text: str, bits: int) -> int:
+    t = text.lower()
+    digits = t[2:] if t.startswith("0x") else t
+    try:
+        if not digits or digits.startswith(("-", "+")):
+            raise ValueError
+        word = int(digits, 16)
+    except ValueError:
+        raise UsageError(f"HEX: {text!r} is not a hexadecimal number; allowed: "
+                         f"0x followed by up to {bits // 4} hex digits") from None
+    if word >= 1 << bits:
+        raise UsageError(f"HEX: {text} does not fit; allowed: an unsigned {bits}-bit word "
+                         f"(up to {bits // 4} hex digits)")
+    return word
+
+
+def _encode(args: argparse.Namespace) -> int:
+    cls = _descriptor_class(args.descriptor, args.kind)
+    specs = {f.name: f for f in cls.FIELDS}
+    values: dict[str, int] = {}
+    for item in args.fields:
+        name, sep, text = item.partition("=")
+        if not sep:
+            raise UsageError(f"{item!r}: expected FIELD=VALUE")
+        if name not in specs:
+            raise UsageError(f"{_where(cls)}: unknown field {name!r}; fields: "
+                             + ", ".join(specs))
+        if name in values:
+            raise UsageError(f"{_where(cls)}: {name}: given twice")
+        spec = specs[name]
+        if spec.names and text.lower() in spec.names:
+            values[name] = spec.names[text.lower()]
+            continue
+        try:
+            values[name] = _parse_int(text)
+        except ValueError:
+            raise UsageError(f"{_where(cls)}: {name}: {text!r} is not allowed; allowed: "
+                             f"{spec.domain}") from None
+    for name, spec in specs.items():
+        values.setdefault(name, 0)
+    desc = _construct(cls, values)
+    print(desc.hex())
+    return EXIT_OK
+
+
+def _construct(cls: Any, values: dict[str, int]) -> Any:
+    from ptxgen.isa import DescriptorError
+
+    try:
+        return cls(**values)
+    except DescriptorError as exc:
+        raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value!r} is not allowed; "
+                         f"allowed: {exc.allowed}") from None
+
+
+def _decode_word(cls: Any, word: int) -> Any:
+    from ptxgen.isa import DescriptorError
+
+    try:
+        return cls.decode(word)
+    except DescriptorError as exc:
+        raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value} is not allowed; "
+                         f"allowed: {exc.allowed}") from None
+
+
+def cli_values(desc: Any) -> dict[str, int | str]:
+    """``{field: value}`` with the spellings ``encode`` accepts."""
+    out: dict[str, int | str] = {}
+    for spec in desc.FIELDS:
+        value = int(getattr(desc, spec.name))
+        names = [n for n, v in spec.names.items() if v == value]
+        out[spec.name] = names[0] if names else value
+    return out
+
+
+def _decode(args: argparse.Namespace) -> int:
+    cls = _descriptor_class(args.descriptor, args.kind)
+    desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
+    values = cli_values(desc)
+    if args.json:
+        import json
+
+        print(json.dumps(values))
+    else:
+        for name, value in values.items():
+            print(f"{name}={value}")
+    return EXIT_OK
+
+
+def _zero_column_mask(args: argparse.Namespace) -> int:
+    from ptxgen.isa import DESCRIPTORS, DescriptorError
+
+    cls = DESCRIPTORS["zero_column_mask_desc"][None]
+    desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
+    try:
+        masks = desc.masks(args.m, args.n)
+    except DescriptorError as exc:
+        raise UsageError(f"zero-column-mask: {exc.field}: {exc.value!r} is not allowed; "
+                         f"allowed: {exc.allowed}") from None
+    if args.json:
+        import json
+
+        print(json.dumps({"masks": list(masks)}))
+    else:
+        size = args.n // len(masks)
+        for i, mask in enumerate(masks):
+            print(f"mask{i} columns {i * size}-{(i + 1) * size - 1}: 0b{mask:0{size}b}")
+    return EXIT_OK
+
+
+# -- pipeline commands --------------------------------------------------------------
+
+def _spec_failure(exc: Any, as_json: bool) -> int:
+    if as_json:
+        import json
+
+        print(json.dumps({"ok": False, "errors": [d.as_dict() for d in exc.diagnostics]},
+                         indent=2))
+    for d in exc.diagnostics:
+        print(d, file=sys.stderr)
+    print(f"ptxgen: {len(exc.diagnostics)} error(s); nothing written", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _pipeline(args: argparse.Namespace) -> int:
+    import json
+
+    from ptxgen import pipeline
+    from ptxgen.errors import SpecError
+
+    try:
+        if args.command == "validate":
+            spec = pipeline.load_model(args.spec)
+            if args.json:
+                print(json.dumps({"ok": True, "files": list(spec.spec_files)}, indent=2))
+            else:
+                print(f"{args.spec}: {len(spec.spec_files)} spec files valid")
+            return EXIT_OK
+        if args.command == "generate":
+            files = pipeline.generate(args.spec, args.out)
+            if args.json:
+                print(json.dumps({"ok": True, "out": str(args.out), "files": list(files)},
+                                 indent=2))
+            else:
+                print(f"wrote {len(files)} files to {args.out}")
+            return EXIT_OK
+        diffs = pipeline.check(args.spec, args.out)
+    except SpecError as exc:
+        return _spec_failure(exc, args.json)
+    if args.json:
+        print(json.dumps({"ok": not diffs, "differences": [
+            {"status": s, "path": (args.out / p).as_posix()} for s, p in diffs]}, indent=2))
+    else:
+        for status, path in diffs:
+            print(f"{(args.out / path).as_posix()}: {status}")
+        if diffs:
+            print(f"ptxgen: {args.out} is out of date ({len(diffs)} file(s)); run "
+                  "'ptxgen generate'", file=sys.stderr)
+    return EXIT_DIFF if diffs else EXIT_OK
+
+
+_COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
+             "generate": _pipeline, "check": _pipeline, "validate": _pipeline}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args, extra = _build_parser().parse_known_args(argv)
+        if args.command == "encode":
+            # FIELD=VALUE pairs may follow --kind; argparse hands them back as extras.
+            args.fields += [x for x in extra if not x.startswith("-")]
+            extra = [x for x in extra if x.startswith("-")]
+        if extra:
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
+        return _COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"ptxgen: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

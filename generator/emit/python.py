@@ -1,0 +1,226 @@
+"""Python emitter: spec -> generated/python (installed as ``ptxgen.isa``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptxgen import escape
+from ptxgen.emit import Files, generated_notice, render
+from ptxgen.model import Descriptor, Field, Layout, Spec
+
+OUT = "python"
+
+
+def natural_key(name: str) -> list[tuple[int, int | str]]:
+    """isort's natural order (``F8f6f4`` before ``F16``), so ruff accepts the imports."""
+    import re
+
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name) if p]
+
+
+def bits_text(lsb: int, msb: int) -> str:
+    return f"bit {lsb}" if lsb == msb else f"bits {lsb}-{msb}"
+
+
+def _ranges_text(layout: Layout, which: str) -> str:
+    items = layout.reserved if which == "reserved" else layout.fixed
+    return ", ".join(bits_text(e.lsb, e.msb) for e in items)
+
+
+def field_view(f: Field, word_hex: int) -> dict[str, Any]:
+    enum = f.enum_class
+    annotation = enum or "int"
+    dom = escape.py_str(f.domain)
+    default = f.default
+    if enum and default is not None:
+        default_src: str | None = f"{enum}.{next(o.ident for o in f.options if o.value == default)}"
+    else:
+        default_src = None if default is None else str(default)
+    # How the user-facing value becomes the raw code, and back.
+    if f.type == "dimension":
+        to_code = f"(self.{f.name} >> {f.dim_shift})"
+        from_code = f"(((word >> {f.lsb}) & {f.mask:#x}) << {f.dim_shift})"
+        check = f"_multiple(self, {f.name!r}, self.{f.name}, {f.user_step}, {f.user_max}, {dom})"
+    elif f.type == "address":
+        assert f.encoding is not None
+        enc = f.encoding
+        to_code = f"((self.{f.name} & {enc.mask:#x}) >> {enc.shift})"
+        from_code = f"(((word >> {f.lsb}) & {f.mask:#x}) << {enc.shift})"
+        check = f"_multiple(self, {f.name!r}, self.{f.name}, {f.user_step}, {f.user_max}, {dom})"
+    else:
+        to_code = f"self.{f.name}"
+        from_code = f"((word >> {f.lsb}) & {f.mask:#x})"
+        codes = f.allowed_codes
+        if enum:
+            check = f"_enum(self, {f.name!r}, self.{enum}, self.{f.name}, {dom})"
+        elif codes is None:
+            check = f"_range(self, {f.name!r}, self.{f.name}, 0, {f.mask}, {dom})"
+        elif f.is_contiguous:
+            check = (f"_range(self, {f.name!r}, self.{f.name}, {min(codes)}, {max(codes)}, "
+                     f"{dom})")
+        else:
+            check = f"_codes(self, {f.name!r}, self.{f.name}, {tuple(codes)!r}, {dom})"
+    if enum:
+        from_code = f"_enum(cls, {f.name!r}, cls.{enum}, {from_code}, {dom})"
+    doc = f"{f.name} ({bits_text(f.lsb, f.msb)}): {f.label + ': ' if f.label else ''}{f.description}."
+    doc += f" Allowed: {f.domain}."
+    return {
+        "name": escape.ident(f.name),
+        "enum": enum,
+        "annotation": annotation,
+        "default": default_src,
+        "lsb": f.lsb,
+        "to_code": to_code,
+        "from_code": from_code,
+        "check": check,
+        "coerce": bool(enum),
+        "doc": escape.py_docstring(doc),
+        "comment": escape.py_comment(doc, "    #: "),
+        "domain": escape.py_str(f.domain),
+        "cli_type": f.type,
+        "names": {escape.py_str(n): v for n, v in f.names.items()},
+        "codes": f.allowed_codes,
+        "width": f.width,
+        "msb": f.msb,
+    }
+
+
+def enum_view(f: Field) -> dict[str, Any]:
+    members = []
+    for o in f.options:
+        assert o.ident is not None and o.name is not None
+        members.append({"ident": escape.ident(o.ident), "value": o.value,
+                        "doc": escape.py_docstring(f"{o.label or o.name} (CLI spelling '{o.name}')")})
+    return {"name": f.enum_class, "doc": escape.py_docstring(
+        f"{f.description} ({bits_text(f.lsb, f.msb)}); the codes allowed for this kind."),
+        "members": members}
+
+
+def layout_view(lay: Layout) -> dict[str, Any]:
+    kind = f", .kind::{lay.kind}" if lay.kind else ""
+    prov = lay.provenance
+    summary = (f"{lay.title}{kind} (PTX ISA {prov.section}, Table {prov.table}: {prov.caption}).")
+    doc_lines = [summary, "", lay.description, "", "Fields:"]
+    doc_lines += [f"    {f.name} ({bits_text(f.lsb, f.msb)}): {f.description}. Allowed: {f.domain}."
+                  for f in lay.fields]
+    if lay.reserved:
+        doc_lines += ["", f"Reserved (must be 0): {_ranges_text(lay, 'reserved')}."]
+    for fx in lay.fixed:
+        doc_lines += [f"Fixed: {bits_text(fx.lsb, fx.msb)} = {fx.value:#b}."]
+    fields = [field_view(f, lay.word_bits) for f in lay.fields]
+    # Required (no default) first is not needed: every field is keyword-only.
+    return {
+        "class_name": escape.ident(lay.class_name),
+        "descriptor": lay.descriptor,
+        "kind": escape.py_str(lay.kind) if lay.kind else "None",
+        "kind_name": lay.kind,
+        "doc": escape.py_docstring("\n".join(doc_lines)),
+        "word_bits": lay.word_bits,
+        "hex_digits": lay.hex_digits,
+        "reserved_mask": f"{lay.reserved_mask:#0{lay.hex_digits + 2}x}",
+        "reserved_text": escape.py_str(_ranges_text(lay, "reserved")),
+        "fixed_mask": f"{lay.fixed_mask:#0{lay.hex_digits + 2}x}",
+        "fixed_value": f"{lay.fixed_value:#0{lay.hex_digits + 2}x}",
+        "fixed_text": escape.py_str(", ".join(f"{bits_text(x.lsb, x.msb)} = {x.value:#b}"
+                                              for x in lay.fixed)),
+        "enums": [enum_view(f) for f in lay.fields if f.enum_class],
+        "fields": fields,
+        "swizzle": swizzle_view(lay),
+        "zcm": zcm_view(lay),
+    }
+
+
+def swizzle_view(lay: Layout) -> dict[str, Any] | None:
+    sp = lay.swizzle
+    if sp is None:
+        return None
+    enum = lay.field(sp.field).enum_class
+    return {
+        "field": sp.field,
+        "enum": enum,
+        "boundaries": [(p.code, p.boundary, escape.py_str(p.label)) for p in sp.patterns],
+        "shift": sp.shift,
+        "mask": sp.mask,
+        "doc": escape.py_docstring(
+            f"Base offset for a repeating swizzle pattern starting at byte address "
+            f"pattern_start (PTX ISA {sp.provenance.section}, Table {sp.provenance.table}).\n\n"
+            f"0 when the pattern starts on its boundary (" +
+            ", ".join(f"{p.label}: {p.boundary}-Byte" for p in sp.patterns) +
+            f"), otherwise {sp.formula}, which must then be non-zero; with no swizzling "
+            f"there is no pattern and the result is 0. Raises DescriptorError otherwise."),
+    }
+
+
+def zcm_view(lay: Layout) -> dict[str, Any] | None:
+    z = lay.zero_column_mask
+    if z is None:
+        return None
+    return {
+        "submasks": [(s.m, s.count, s.max_column_shift) for s in z.submasks],
+        "m_values": ", ".join(str(s.m) for s in z.submasks),
+        "first_span": z.first_span_fields,
+        "start_count": z.start_count_fields,
+        "enable": z.enable_field,
+        "ones": z.ones_span_field,
+        "zeros": z.zeros_span_field,
+        "shift": z.shift_field,
+        "doc": escape.py_docstring(
+            f"Expand the descriptor into its sub-masks for an MMA of shape M x N.\n\n"
+            f"Returns one int per sub-mask (M = " +
+            ", ".join(f"{s.m}: {s.count}" for s in z.submasks) +
+            " sub-masks of N/count bits each); bit j is column j of that sub-mask's range, 1 = "
+            f"the column reads as zero. Runs of ({z.ones_span_field} + 1) ones and "
+            f"({z.zeros_span_field} + 1) zeros alternate, starting with ones when the "
+            f"sub-mask's first span is 1; the first start-count bits are skipped."),
+    }
+
+
+def _helpers(classes: list[dict[str, Any]]) -> list[str]:
+    """The run-time helpers a module's generated code calls (imports stay exact)."""
+    used = {"FieldSpec", "_check_word"}
+    if any(c["swizzle"] or c["zcm"] for c in classes):
+        used.add("DescriptorError")
+    for c in classes:
+        for f in c["fields"]:
+            used.update(h for h in ("_codes", "_enum", "_multiple", "_range")
+                        if f"{h}(" in f["check"] or f"{h}(" in f["from_code"])
+    return sorted(used, key=lambda h: (h.startswith("_"), h))
+
+
+def module_view(d: Descriptor) -> dict[str, Any]:
+    classes = [layout_view(lay) for lay in d.layouts]
+    names = [c["class_name"] for c in classes]
+    names += ["base_offset"] if any(c["swizzle"] for c in classes) else []
+    return {
+        "all": sorted(names, key=natural_key),
+        "helpers": _helpers(classes),
+        "uses_enum": any(c["enums"] for c in classes),
+        "notice": [escape.py_comment(line) for line in
+                   generated_notice([d.spec_file], "python/descriptor.py.j2")],
+        "doc": escape.py_docstring(f"{d.title}: generated encoders and decoders.\n\n{d.description}"),
+        "classes": classes,
+        "module": d.name,
+    }
+
+
+def emit(spec: Spec) -> Files:
+    files: Files = {}
+    for d in spec.descriptors:
+        files[f"{OUT}/{d.name}.py"] = render("python/descriptor.py.j2", **module_view(d))
+    files[f"{OUT}/_runtime.py"] = render(
+        "python/_runtime.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(["(no spec input)"],
+                                                               "python/_runtime.py.j2")])
+    registry = [{"module": d.name, "descriptor": escape.py_str(d.name),
+                 "imports": sorted((lay.class_name for lay in d.layouts), key=natural_key),
+                 "classes": [(escape.py_str(lay.kind) if lay.kind else "None", lay.class_name)
+                             for lay in d.layouts]} for d in spec.descriptors]
+    exported = ["DESCRIPTORS", "DescriptorError", "FieldSpec"]
+    exported += [lay.class_name for lay in spec.layouts]
+    files[f"{OUT}/__init__.py"] = render(
+        "python/__init__.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(list(spec.spec_files),
+                                                               "python/__init__.py.j2")],
+        registry=registry, exported=sorted(exported, key=natural_key))
+    files[f"{OUT}/py.typed"] = b""
+    return files

@@ -1,0 +1,34 @@
+"""The whole pipeline as functions the CLI (and tests) call:
+load -> validate -> model -> emit -> write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ptxgen.emit import Files, render_all
+from ptxgen.load import load_spec_dir
+from ptxgen.model import Spec, build_model
+from ptxgen.validate import validate
+from ptxgen.write import diff_tree, write_tree
+
+
+def load_model(spec_dir: Path) -> Spec:
+    """Load and validate ``spec_dir``; raise SpecError with every problem found."""
+    docs = load_spec_dir(spec_dir)
+    validate(docs)
+    return build_model(docs)
+
+
+def render(spec_dir: Path) -> Files:
+    return render_all(load_model(spec_dir))
+
+
+def generate(spec_dir: Path, out_dir: Path) -> Files:
+    """Render everything in memory first; write (atomically) only if that succeeded."""
+    files = render(spec_dir)
+    write_tree(out_dir, files)
+    return files
+
+
+def check(spec_dir: Path, out_dir: Path) -> list[tuple[str, str]]:
+    return diff_tree(out_dir, render(spec_dir))
