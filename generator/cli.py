@@ -149,20 +149,22 @@ def _encode(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"{_where(cls)}: {name}: {text!r} is not allowed; allowed: "
                              f"{spec.domain}") from None
-    for name, spec in specs.items():
+    given = set(values)
+    for name in specs:
         values.setdefault(name, 0)
-    desc = _construct(cls, values)
+    desc = _construct(cls, values, given)
     print(desc.hex())
     return EXIT_OK
 
 
-def _construct(cls: Any, values: dict[str, int]) -> Any:
+def _construct(cls: Any, values: dict[str, int], given: set[str]) -> Any:
     from ptxgen.isa import DescriptorError
 
     try:
         return cls(**values)
     except DescriptorError as exc:
-        raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value!r} is not allowed; "
+        left_out = "" if exc.field in given else " (left out, so 0)"
+        raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value!r}{left_out} is not allowed; "
                          f"allowed: {exc.allowed}") from None
 
 

@@ -63,6 +63,9 @@ class Document:
     text: str
 
 
+_PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
+
+
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -75,6 +78,12 @@ class _Builder:
 
     def build(self, node: yaml.Node, path: Path_) -> Any:
         self.source.values.setdefault(path, _pos(node))
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+            line, col = _pos(node)
+            self.errors.append(Diagnostic(self.source.file, line, col,
+                                          f"unsupported YAML tag {node.tag!r}: specs use plain "
+                                          "mappings, sequences and scalars only"))
+            return None
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
             seen: dict[Any, yaml.Node] = {}
@@ -114,6 +123,10 @@ def load_text(text: str, display: str, path: Path | None = None, rel: str | None
     try:
         try:
             node = loader.get_single_node()
+            if node is None:
+                raise SpecError([Diagnostic(display, 1, 1, "empty document")])
+            builder = _Builder(loader, source)
+            data = builder.build(node, ())
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -121,10 +134,6 @@ def load_text(text: str, display: str, path: Path | None = None, rel: str | None
             raise SpecError([Diagnostic(display, line, col, f"YAML syntax error: {msg}")]) from None
         except yaml.YAMLError as exc:
             raise SpecError([Diagnostic(display, 1, 1, f"YAML error: {exc}")]) from None
-        if node is None:
-            raise SpecError([Diagnostic(display, 1, 1, "empty document")])
-        builder = _Builder(loader, source)
-        data = builder.build(node, ())
     finally:
         loader.dispose()
     if builder.errors:
@@ -145,6 +154,15 @@ def load_spec_dir(spec_dir: Path) -> list[Document]:
 
     All files are read; the problems of every file are reported together.
     """
+    docs, errors = load_spec_dir_partial(spec_dir)
+    if errors:
+        raise SpecError(errors)
+    return docs
+
+
+def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnostic]]:
+    """Like :func:`load_spec_dir`, but returns the files that did load together
+    with the problems of those that did not, so later stages can still check them."""
     docs: list[Document] = []
     errors: list[Diagnostic] = []
     if not spec_dir.is_dir():
@@ -162,6 +180,4 @@ def load_spec_dir(spec_dir: Path) -> list[Document]:
             docs.append(load_file(p, display, rel))
         except SpecError as exc:
             errors.extend(exc.diagnostics)
-    if errors:
-        raise SpecError(errors)
-    return docs
+    return docs, errors

@@ -526,6 +526,9 @@ class _Builder:
 
 def build_model(docs: list[Document]) -> Spec:
     """Build the model from validated documents (validation must have passed)."""
-    descriptors = tuple(_Builder(doc).build() for doc in docs)
+    from ptxgen.validate import schema_name
+
+    descriptor_docs = [d for d in docs if schema_name(d) == "descriptor.schema.json"]
+    descriptors = tuple(_Builder(doc).build() for doc in descriptor_docs)
     return Spec(tuple(sorted(descriptors, key=lambda d: d.name)),
                 tuple(sorted(doc.rel for doc in docs)))

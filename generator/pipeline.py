@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptxgen.emit import Files, render_all
-from ptxgen.load import load_spec_dir
+from ptxgen.errors import SpecError
+from ptxgen.load import load_spec_dir_partial
 from ptxgen.model import Spec, build_model
 from ptxgen.validate import validate
 from ptxgen.write import diff_tree, write_tree
@@ -14,8 +15,13 @@ from ptxgen.write import diff_tree, write_tree
 
 def load_model(spec_dir: Path) -> Spec:
     """Load and validate ``spec_dir``; raise SpecError with every problem found."""
-    docs = load_spec_dir(spec_dir)
-    validate(docs)
+    docs, errors = load_spec_dir_partial(spec_dir)
+    try:
+        validate(docs)
+    except SpecError as exc:
+        errors.extend(exc.diagnostics)
+    if errors:
+        raise SpecError(errors)
     return build_model(docs)
 
 
