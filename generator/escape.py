@@ -64,7 +64,30 @@ def py_str(text: str) -> str:
     return "".join(out)
 
 
-def py_docstring(text: str) -> str:
+def wrap(text: str, width: int) -> str:
+    """Re-flow paragraphs to ``width`` columns (line breaks within the text are kept;
+    an indented line stays indented). Words are never split."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        wrapped = []
+        if line.strip():
+            wrapped = textwrap.wrap(line, width=max(width, 20), subsequent_indent=indent + "    ",
+                                    break_long_words=False, break_on_hyphens=False)
+        if wrapped and indent:
+            wrapped[0] = indent + wrapped[0].lstrip(" ")
+        out.extend(wrapped or [""])
+    return "\n".join(out)
+
+
+def py_docstring(text: str, indent: int = 0) -> str:
+    """Docstring body for ``text`` wrapped to fit 99 columns at ``indent``."""
+    return _py_docstring(wrap(text, 93 - indent))
+
+
+def _py_docstring(text: str) -> str:
     """Body for a triple-double-quoted docstring whose value is ``text``.
 
     Backslashes and quotes are escaped (so ``\"\"\"`` cannot end it early and a
@@ -76,8 +99,10 @@ def py_docstring(text: str) -> str:
 
 
 def py_comment(text: str, prefix: str = "# ") -> str:
-    """``text`` as consecutive ``#`` comment lines (no line break survives)."""
-    return "\n".join((prefix + _hex_controls(line)).rstrip() for line in lines(text))
+    """``text`` as consecutive ``#`` comment lines (no line break survives), wrapped
+    to 99 columns."""
+    body = wrap("\n".join(_hex_controls(line) for line in lines(text)), 99 - len(prefix))
+    return "\n".join((prefix + line).rstrip() for line in body.split("\n"))
 
 
 # -- C / C++ / CUDA ----------------------------------------------------------
@@ -88,17 +113,32 @@ def cpp_comment_text(text: str) -> str:
     ``*/`` would end the comment and ``/*`` triggers -Wcomment; both get a
     backslash. Controls become visible ``\\xNN`` text (NUL makes compilers
     warn). A backslash at a line end only splices lines inside the block
-    comment, which is harmless.
+    comment, which is harmless. Two question marks get a backslash between
+    them: ``??/`` before a line end is a trigraph that g++ -Wall warns about
+    even in comments.
     """
     text = _hex_controls(text)
     text = text.replace("*/", "*\\/").replace("/*", "/\\*")
-    return text
+    return re.sub(r"\?(?=\?)", "?\\\\", text)
 
 
 def cpp_block_comment(text: str, indent: str = "") -> str:
     """``text`` as a Doxygen block comment, one `` * `` line per line."""
     body = [f"{indent} * {cpp_comment_text(line)}".rstrip() for line in lines(text)]
     return "\n".join([f"{indent}/**", *body, f"{indent} */"])
+
+
+def cpp_inline_comment(text: str, opener: str = "/*") -> str:
+    """``text`` as one block comment on a single line (``opener`` ``/**<`` makes it a
+    Doxygen member comment).
+
+    Line breaks fold to spaces (a ``//`` comment could be continued onto the
+    next line by a trailing backslash; a block comment cannot), the rest as
+    :func:`cpp_comment_text`.
+    """
+    if opener not in ("/*", "/**", "/**<"):
+        raise ValueError(f"not a block comment opener: {opener!r}")
+    return f"{opener} " + cpp_comment_text(" ".join(" ".join(lines(text)).split())) + " */"
 
 
 def cpp_str(text: str) -> str:
@@ -128,6 +168,7 @@ def cpp_str(text: str) -> str:
 
 # -- Markdown ----------------------------------------------------------------
 
+_MD_TEXT = str.maketrans({"\\": "\\\\", "<": "&lt;", "&": "&amp;"})
 _MD_CELL = str.maketrans({"\\": "\\\\", "|": "\\|", "<": "&lt;", "&": "&amp;"})
 
 
@@ -139,10 +180,77 @@ def md_cell(text: str) -> str:
 def md_text(text: str) -> str:
     """A Markdown paragraph: HTML escaped, line breaks folded to spaces."""
     return " ".join(_hex_controls(" ".join(lines(text))).split()).translate(
-        str.maketrans({"\\": "\\\\", "<": "&lt;", "&": "&amp;"}))
+        _MD_TEXT)
 
 
 def md_unescape(text: str) -> str:
     """Inverse of :func:`md_cell` / :func:`md_text` (used by the tests)."""
     text = re.sub(r"\\([\\|])", r"\1", text)
     return text.replace("&lt;", "<").replace("&amp;", "&")
+
+
+# -- Python data literals and inline-asm strings (instruction wrappers) -------
+
+def py_literal(value: object, indent: int = 0, width: int = 99, start: int | None = None) -> str:
+    """Python source for nested dicts / lists / tuples of str, int, bool and None.
+
+    Strings go through :func:`py_str`. The result fits ``width`` columns when
+    its first line starts at column ``start`` (default: ``indent``) and its
+    other lines are indented by ``indent``; long strings are split into
+    implicitly concatenated pieces, so generated modules pass ruff's
+    line-length check.
+    """
+    flat = _py_flat(value)
+    if (indent if start is None else start) + len(flat) <= width - 1:
+        return flat
+    pad = " " * (indent + 4)
+    if isinstance(value, dict):
+        items = [f"{pad}{_py_flat(k)}: "
+                 f"{py_literal(v, indent + 4, width, indent + 6 + len(_py_flat(k))).lstrip()},"
+                 for k, v in value.items()]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(value, (list, tuple)):
+        items = [f"{pad}{py_literal(v, indent + 4, width).lstrip()}," for v in value]
+        open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+        return open_ + "\n" + "\n".join(items) + "\n" + " " * indent + close
+    if isinstance(value, str):
+        room = max(20, width - indent - 8)
+        pieces, cur = [], ""
+        for w in re.split(r"(?<= )", value):
+            while len(py_str(w)) > room:  # a word longer than a line: cut it
+                pieces += [cur] if cur else []
+                cur, w = "", w[len(w) - len(w.lstrip()):]
+                cut = room // 2
+                pieces.append(w[:cut])
+                w = w[cut:]
+            if cur and len(py_str(cur + w)) > room:
+                pieces.append(cur)
+                cur = ""
+            cur += w
+        pieces.append(cur)
+        return "(\n" + "\n".join(pad + py_str(p) for p in pieces) + "\n" + " " * indent + ")"
+    return flat
+
+
+def _py_flat(value: object) -> str:
+    if isinstance(value, str):
+        return py_str(value)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_py_flat(k)}: {_py_flat(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_py_flat(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_py_flat(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    raise TypeError(f"py_literal: cannot write {type(value).__name__}")
+
+
+def cpp_asm_text(text: str) -> str:
+    """PTX text for the template string of an inline ``asm`` statement.
+
+    ``%`` starts an operand reference in the template, so a literal one is
+    doubled; the result is a C++ string literal (:func:`cpp_str`).
+    """
+    return cpp_str(text.replace("%", "%%"))

@@ -116,7 +116,8 @@ class _Builder:
         return self.loader.construct_object(node, deep=True)
 
 
-def load_text(text: str, display: str, path: Path | None = None, rel: str | None = None) -> Document:
+def load_text(text: str, display: str, path: Path | None = None,
+              rel: str | None = None) -> Document:
     """Parse ``text``; raise :class:`SpecError` with every problem found."""
     source = SourceMap(display)
     loader = _Loader(text)
@@ -167,7 +168,8 @@ def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnost
     errors: list[Diagnostic] = []
     if not spec_dir.is_dir():
         raise SpecError([Diagnostic(str(spec_dir), 1, 1, "spec folder not found")])
-    files = sorted(p for p in spec_dir.rglob("*.yaml") if "schema" not in p.relative_to(spec_dir).parts)
+    files = sorted(p for p in spec_dir.rglob("*.yaml")
+                   if "schema" not in p.relative_to(spec_dir).parts)
     if not files:
         raise SpecError([Diagnostic(str(spec_dir), 1, 1, "no *.yaml spec files found")])
     for p in files:

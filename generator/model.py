@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ptxgen.instructions import InstructionSet, build_instruction_set
 from ptxgen.load import Document
 from ptxgen.names import camel, member_identifiers
 from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
@@ -380,6 +381,9 @@ class Descriptor:
 class Spec:
     descriptors: tuple[Descriptor, ...]
     spec_files: tuple[str, ...] = field(default=())
+    # The instruction side (spec/targets.yaml + spec/instructions): see
+    # ptxgen.instructions. None when the spec has no instruction files.
+    instructions: InstructionSet | None = None
 
     @property
     def layouts(self) -> tuple[Layout, ...]:
@@ -479,7 +483,7 @@ class _Builder:
                 for k in raw["kinds"]:
                     lay = Layout(kind=k, class_name=camel(name) + camel(k),
                                  entries=self.entries(raw["fields"], ("layouts", li, "fields"), k),
-                                 provenance=prov, doc=doc, **common)  # type: ignore[arg-type]
+                                 provenance=prov, doc=doc, **common)
                     by_kind[k] = lay
                     group.append(lay)
                 tables.append(Table(prov, doc, tuple(group)))
@@ -489,7 +493,7 @@ class _Builder:
                          entries=self.entries(d["fields"], ("fields",), None),
                          provenance=_prov(d["provenance"]), doc=_doc(d["doc"]),
                          swizzle=self.swizzle(d), zero_column_mask=self.zcm(d),
-                         **common)  # type: ignore[arg-type]
+                         **common)
             layouts = [lay]
             tables.append(Table(lay.provenance, lay.doc, (lay,)))
         return Descriptor(name=name, title=d["title"], description=common["description"],
@@ -530,5 +534,10 @@ def build_model(docs: list[Document]) -> Spec:
 
     descriptor_docs = [d for d in docs if schema_name(d) == "descriptor.schema.json"]
     descriptors = tuple(_Builder(doc).build() for doc in descriptor_docs)
+    targets = [d for d in docs if schema_name(d) == "targets.schema.json"]
+    instr_docs = sorted((d for d in docs if schema_name(d) == "instructions.schema.json"),
+                        key=lambda d: d.rel)
+    iset = (build_instruction_set(targets[0].data, [(d.rel, d.data) for d in instr_docs])
+            if targets and instr_docs else None)
     return Spec(tuple(sorted(descriptors, key=lambda d: d.name)),
-                tuple(sorted(doc.rel for doc in docs)))
+                tuple(sorted(doc.rel for doc in docs)), iset)

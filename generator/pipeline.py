@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ptxgen import manifest
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
 from ptxgen.load import load_spec_dir_partial
 from ptxgen.model import Spec, build_model
 from ptxgen.validate import validate
-from ptxgen.write import diff_tree, write_tree
+from ptxgen.write import diff_tree, existing_files, write_tree
 
 
 def load_model(spec_dir: Path) -> Spec:
@@ -26,7 +27,10 @@ def load_model(spec_dir: Path) -> Spec:
 
 
 def render(spec_dir: Path) -> Files:
-    return render_all(load_model(spec_dir))
+    """Every output file, the manifest included, as bytes keyed by relative path."""
+    files = render_all(load_model(spec_dir))
+    files[manifest.NAME] = manifest.build(files, manifest.input_digest(spec_dir))
+    return files
 
 
 def generate(spec_dir: Path, out_dir: Path) -> Files:
@@ -36,5 +40,16 @@ def generate(spec_dir: Path, out_dir: Path) -> Files:
     return files
 
 
-def check(spec_dir: Path, out_dir: Path) -> list[tuple[str, str]]:
+def check(spec_dir: Path, out_dir: Path, *, full: bool = False) -> list[tuple[str, str]]:
+    """(status, path) of every output file that differs from what generate would write.
+
+    Unless ``full``, the manifest answers without rendering when no input changed
+    (see :mod:`ptxgen.manifest`); a manifest that is missing, stale or edited
+    falls back to a full render and comparison.
+    """
+    if not full:
+        have = existing_files(out_dir)
+        quick = manifest.quick_diff(out_dir, spec_dir, have)
+        if quick is not None:
+            return quick
     return diff_tree(out_dir, render(spec_dir))

@@ -109,7 +109,7 @@ def test_zero_column_mask_worked_example_4() -> None:
     masks = json.loads(ok("zero-column-mask", hex(word), "--m", "32", "--n", "64", "--json"))
     assert list(masks) == ["masks"] and len(masks["masks"]) == 4
     seed = ["0000111 0000111", "0000111 000011", "1110000111 00", "1110000111 000"]
-    for got, pattern in zip(masks["masks"], seed):
+    for got, pattern in zip(masks["masks"], seed, strict=True):
         bits = pattern.replace(" ", "")
         assert got & ((1 << len(bits)) - 1) == int(bits, 2)
         assert got < 1 << 16  # 64 / 4 columns per sub-mask
@@ -130,7 +130,7 @@ def test_zero_column_mask_text() -> None:
 MXF4 = ["atype=e2m1", "btype=e2m1", "scale_type=ue8m0"]
 
 
-# -- errors: exit 2, nothing on stdout, one line naming the field and what is allowed ---------------
+# -- errors: exit 2, nothing on stdout, one line naming the field and what is allowed -------
 
 @pytest.mark.parametrize(("args", "needles"), [
     (["encode", "instr_desc", "--kind", "tf32", "dtype=f16"], ["dtype", "f32 (1)"]),

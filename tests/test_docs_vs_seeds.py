@@ -66,7 +66,7 @@ def compare(seed_id: str, table: str, seed: st.SeedTable, rows: list[st.DocRow],
     assert [r[0] for r in seed.rows] == [r[0] for r in explicit], (
         f"seed {seed_id} table {table}: rows differ")
     bad: set[tuple[str, str, str, object]] = set()
-    for srow, drow in zip(seed.rows, explicit):
+    for srow, drow in zip(seed.rows, explicit, strict=True):
         for i in range(min(fixed, len(srow))):
             if srow[i] != drow[i]:
                 bad.add((seed_id, table, srow[0], i))
@@ -135,16 +135,16 @@ def test_table_45_worked_examples() -> None:
     examples = spec["zero_column_mask"]["examples"]
     seeds = st.seed003_examples()
     assert len(seeds) == len(examples) == 4
-    for ex, (seed_row, seed_masks) in zip(examples, seeds):
+    for ex, (seed_row, seed_masks) in zip(examples, seeds, strict=True):
         assert ex["seed_row"] == seed_row, ex["title"]
         assert [" ".join(m.split()) for m in ex["masks"]] == seed_masks, ex["title"]
         assert "| " + " | ".join(ex["seed_row"]) + " |" in doc
         # The '-' cells of the seed are fields the example's M does not use.
         for value, cell in zip([ex["fields"].get(f"start_count_{i}", 0) for i in range(3, -1, -1)],
-                               seed_row[0].strip("{}").split(", ")):
+                               seed_row[0].strip("{}").split(", "), strict=True):
             assert cell == "-" or int(cell) == value, ex["title"]
         for value, cell in zip([ex["fields"].get(f"first_span_{i}", 0) for i in range(3, -1, -1)],
-                               seed_row[1].strip("{}").split(", ")):
+                               seed_row[1].strip("{}").split(", "), strict=True):
             assert cell == "-" or int(cell) == value, ex["title"]
         tail = ["non_zero_mask", "skip_span", "use_span", "column_shift"]
         assert [str(ex["fields"].get(f, 0)) for f in tail] == seed_row[2:], ex["title"]
@@ -158,6 +158,6 @@ def test_wgmma_descriptor_table() -> None:
 
 def test_every_exception_names_a_note_about_that_seed() -> None:
     notes = _notes()
-    for (seed_id, table, bits, _col), note in EXCEPTIONS.items():
+    for (seed_id, _table, _bits, _col), note in EXCEPTIONS.items():
         assert note in notes, note
         assert seed_id in notes[note]["seeds"], (note, seed_id)

@@ -95,7 +95,8 @@ def test_duplicate_field_and_value_names(spec_copy: Path) -> None:
 
 
 def test_unknown_key_lists_allowed_keys(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "    description: Matrix base offset", "    descripton: Matrix base offset")
+    edit(spec_copy, SMEM, "    description: Matrix base offset",
+         "    descripton: Matrix base offset")
     errs = errors(spec_copy)
     line = line_of(spec_copy, SMEM, "descripton:")
     hit = [e for e in errs if f"{SMEM}:{line}:5: unknown key 'descripton'" in e]

@@ -194,7 +194,8 @@ def field_reference(layout: Layout) -> list[list[str]]:
 
 def descriptor_view(d: Descriptor) -> dict[str, Any]:
     return {
-        "notice": [escape.md_text(x) for x in generated_notice([d.spec_file], "docs/descriptor.md.j2")],
+        "notice": [escape.md_text(x)
+                   for x in generated_notice([d.spec_file], "docs/descriptor.md.j2")],
         "title": escape.md_text(d.title),
         "name": d.name,
         "description": escape.md_text(d.description),

@@ -11,11 +11,12 @@ from ptxgen.model import Descriptor, Field, Layout, Spec
 OUT = "python"
 
 
-def natural_key(name: str) -> list[tuple[int, int | str]]:
+def natural_key(name: str) -> tuple[str, ...]:
     """isort's natural order (``F8f6f4`` before ``F16``), so ruff accepts the imports."""
     import re
 
-    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name) if p]
+    return tuple(f"0{int(p):012d}" if p.isdigit() else f"1{p}"
+                 for p in re.split(r"(\d+)", name) if p)
 
 
 def bits_text(lsb: int, msb: int) -> str:
@@ -27,61 +28,59 @@ def _ranges_text(layout: Layout, which: str) -> str:
     return ", ".join(bits_text(e.lsb, e.msb) for e in items)
 
 
-def field_view(f: Field, word_hex: int) -> dict[str, Any]:
+def field_view(f: Field, index: int) -> dict[str, Any]:
+    """How one field is checked, encoded and decoded (source snippets for the template).
+
+    The checks receive the field's index into the class's FIELDS table, which
+    holds its name and the human description of what it allows.
+    """
     enum = f.enum_class
-    annotation = enum or "int"
-    dom = escape.py_str(f.domain)
     default = f.default
     if enum and default is not None:
         default_src: str | None = f"{enum}.{next(o.ident for o in f.options if o.value == default)}"
     else:
         default_src = None if default is None else str(default)
-    # How the user-facing value becomes the raw code, and back.
+    raw = f"((word >> {f.lsb}) & {f.mask:#x})"
     if f.type == "dimension":
         to_code = f"(self.{f.name} >> {f.dim_shift})"
-        from_code = f"(((word >> {f.lsb}) & {f.mask:#x}) << {f.dim_shift})"
-        check = f"_multiple(self, {f.name!r}, self.{f.name}, {f.user_step}, {f.user_max}, {dom})"
+        from_code = f"{raw} << {f.dim_shift}"
+        check = f"_multiple(self, {index}, {f.name}, {f.user_step}, {f.user_max})"
     elif f.type == "address":
         assert f.encoding is not None
         enc = f.encoding
         to_code = f"((self.{f.name} & {enc.mask:#x}) >> {enc.shift})"
-        from_code = f"(((word >> {f.lsb}) & {f.mask:#x}) << {enc.shift})"
-        check = f"_multiple(self, {f.name!r}, self.{f.name}, {f.user_step}, {f.user_max}, {dom})"
+        from_code = f"{raw} << {enc.shift}"
+        check = f"_multiple(self, {index}, {f.name}, {f.user_step}, {f.user_max})"
     else:
         to_code = f"self.{f.name}"
-        from_code = f"((word >> {f.lsb}) & {f.mask:#x})"
+        from_code = raw
         codes = f.allowed_codes
         if enum:
-            check = f"_enum(self, {f.name!r}, self.{enum}, self.{f.name}, {dom})"
+            check = f"_enum(self, {index}, self.{enum}, {f.name})"
+            from_code = f"_enum(cls, {index}, cls.{enum}, {raw})"
         elif codes is None:
-            check = f"_range(self, {f.name!r}, self.{f.name}, 0, {f.mask}, {dom})"
+            check = f"_range(self, {index}, {f.name}, 0, {f.mask})"
         elif f.is_contiguous:
-            check = (f"_range(self, {f.name!r}, self.{f.name}, {min(codes)}, {max(codes)}, "
-                     f"{dom})")
+            check = f"_range(self, {index}, {f.name}, {min(codes)}, {max(codes)})"
         else:
-            check = f"_codes(self, {f.name!r}, self.{f.name}, {tuple(codes)!r}, {dom})"
-    if enum:
-        from_code = f"_enum(cls, {f.name!r}, cls.{enum}, {from_code}, {dom})"
-    doc = f"{f.name} ({bits_text(f.lsb, f.msb)}): {f.label + ': ' if f.label else ''}{f.description}."
-    doc += f" Allowed: {f.domain}."
+            check = f"_codes(self, {index}, {f.name}, {tuple(codes)!r})"
+    label = f"{f.label}: " if f.label else ""
+    doc = f"{bits_text(f.lsb, f.msb).capitalize()}: {label}{f.description}. Allowed: {f.domain}."
     return {
         "name": escape.ident(f.name),
-        "enum": enum,
-        "annotation": annotation,
+        "annotation": enum or "int",
+        "param": f"{enum} | int" if enum else "int",
         "default": default_src,
         "lsb": f.lsb,
+        "width": f.width,
         "to_code": to_code,
         "from_code": from_code,
         "check": check,
         "coerce": bool(enum),
-        "doc": escape.py_docstring(doc),
-        "comment": escape.py_comment(doc, "    #: "),
+        "doc": escape.py_docstring(doc, 4),
         "domain": escape.py_str(f.domain),
         "cli_type": f.type,
-        "names": {escape.py_str(n): v for n, v in f.names.items()},
-        "codes": f.allowed_codes,
-        "width": f.width,
-        "msb": f.msb,
+        "names": ", ".join(f"{escape.py_str(n)}: {v}" for n, v in f.names.items()),
     }
 
 
@@ -90,9 +89,10 @@ def enum_view(f: Field) -> dict[str, Any]:
     for o in f.options:
         assert o.ident is not None and o.name is not None
         members.append({"ident": escape.ident(o.ident), "value": o.value,
-                        "doc": escape.py_docstring(f"{o.label or o.name} (CLI spelling '{o.name}')")})
+                        "doc": escape.py_docstring(f"{o.label or o.name} (CLI spelling "
+                                                   f"'{o.name}')", 8)})
     return {"name": f.enum_class, "doc": escape.py_docstring(
-        f"{f.description} ({bits_text(f.lsb, f.msb)}); the codes allowed for this kind."),
+        f"{f.description} ({bits_text(f.lsb, f.msb)}); the codes allowed for this kind.", 8),
         "members": members}
 
 
@@ -107,14 +107,15 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         doc_lines += ["", f"Reserved (must be 0): {_ranges_text(lay, 'reserved')}."]
     for fx in lay.fixed:
         doc_lines += [f"Fixed: {bits_text(fx.lsb, fx.msb)} = {fx.value:#b}."]
-    fields = [field_view(f, lay.word_bits) for f in lay.fields]
+    fields = [field_view(f, i) for i, f in enumerate(lay.fields)]
     # Required (no default) first is not needed: every field is keyword-only.
     return {
         "class_name": escape.ident(lay.class_name),
         "descriptor": lay.descriptor,
         "kind": escape.py_str(lay.kind) if lay.kind else "None",
         "kind_name": lay.kind,
-        "doc": escape.py_docstring("\n".join(doc_lines)),
+        "doc": escape.py_docstring("\n".join(doc_lines), 4),
+        "slots": sorted((f.name for f in lay.fields), key=natural_key),
         "word_bits": lay.word_bits,
         "hex_digits": lay.hex_digits,
         "reserved_mask": f"{lay.reserved_mask:#0{lay.hex_digits + 2}x}",
@@ -147,7 +148,7 @@ def swizzle_view(lay: Layout) -> dict[str, Any] | None:
             f"0 when the pattern starts on its boundary (" +
             ", ".join(f"{p.label}: {p.boundary}-Byte" for p in sp.patterns) +
             f"), otherwise {sp.formula}, which must then be non-zero; with no swizzling "
-            f"there is no pattern and the result is 0. Raises DescriptorError otherwise."),
+            f"there is no pattern and the result is 0. Raises DescriptorError otherwise.", 4),
     }
 
 
@@ -165,24 +166,24 @@ def zcm_view(lay: Layout) -> dict[str, Any] | None:
         "zeros": z.zeros_span_field,
         "shift": z.shift_field,
         "doc": escape.py_docstring(
-            f"Expand the descriptor into its sub-masks for an MMA of shape M x N.\n\n"
-            f"Returns one int per sub-mask (M = " +
+            "Expand the descriptor into its sub-masks for an MMA of shape M x N.\n\n"
+            "Returns one int per sub-mask (M = " +
             ", ".join(f"{s.m}: {s.count}" for s in z.submasks) +
             " sub-masks of N/count bits each); bit j is column j of that sub-mask's range, 1 = "
             f"the column reads as zero. Runs of ({z.ones_span_field} + 1) ones and "
             f"({z.zeros_span_field} + 1) zeros alternate, starting with ones when the "
-            f"sub-mask's first span is 1; the first start-count bits are skipped."),
+            f"sub-mask's first span is 1; the first start-count bits are skipped.", 8),
     }
 
 
 def _helpers(classes: list[dict[str, Any]]) -> list[str]:
     """The run-time helpers a module's generated code calls (imports stay exact)."""
-    used = {"FieldSpec", "_check_word"}
+    used = {"FieldSpec", "_check_word", "_set"}
     if any(c["swizzle"] or c["zcm"] for c in classes):
         used.add("DescriptorError")
     for c in classes:
         for f in c["fields"]:
-            used.update(h for h in ("_codes", "_enum", "_multiple", "_range")
+            used.update(h for h in ("_codes", "_enum", "_multiple", "_range", "_set")
                         if f"{h}(" in f["check"] or f"{h}(" in f["from_code"])
     return sorted(used, key=lambda h: (h.startswith("_"), h))
 
@@ -197,7 +198,8 @@ def module_view(d: Descriptor) -> dict[str, Any]:
         "uses_enum": any(c["enums"] for c in classes),
         "notice": [escape.py_comment(line) for line in
                    generated_notice([d.spec_file], "python/descriptor.py.j2")],
-        "doc": escape.py_docstring(f"{d.title}: generated encoders and decoders.\n\n{d.description}"),
+        "doc": escape.py_docstring(f"{d.title}: generated encoders and decoders.\n\n"
+                                   f"{d.description}"),
         "classes": classes,
         "module": d.name,
     }
@@ -211,7 +213,7 @@ def emit(spec: Spec) -> Files:
         "python/_runtime.py.j2",
         notice=[escape.py_comment(x) for x in generated_notice(["(no spec input)"],
                                                                "python/_runtime.py.j2")])
-    registry = [{"module": d.name, "descriptor": escape.py_str(d.name),
+    registry: list[dict[str, Any]] = [{"module": d.name, "descriptor": escape.py_str(d.name),
                  "imports": sorted((lay.class_name for lay in d.layouts), key=natural_key),
                  "classes": [(escape.py_str(lay.kind) if lay.kind else "None", lay.class_name)
                              for lay in d.layouts]} for d in spec.descriptors]

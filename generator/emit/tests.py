@@ -12,9 +12,26 @@ from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
+from ptxgen.emit.python import natural_key
 from ptxgen.model import Field, Layout, Spec
 
 OUT = "tests"
+
+
+def py_list(items: list[str], indent: int, brackets: str = "[]", prefix: int = 0) -> str:
+    """``[a, b, ...]`` source, items packed greedily into lines of at most 99 columns
+    (``prefix``: columns already used on the first line)."""
+    one = brackets[0] + ", ".join(items) + brackets[1]
+    if indent + prefix + len(one) <= 97:
+        return one
+    pad = " " * (indent + 4)
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + len(item) + 2 <= 99:
+            lines[-1] += " " + item + ","
+        else:
+            lines.append(pad + item + ",")
+    return brackets[0] + "\n" + "\n".join(lines) + "\n" + " " * indent + brackets[1]
 
 
 def valid_strategy(f: Field) -> str:
@@ -76,14 +93,17 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         for ex in z.examples:
             examples.append({"title": escape.py_str(ex.title), "m": ex.m,
                              "n": 64 * counts[ex.m],
-                             "fields": ", ".join(f"{k}={v}" for k, v in ex.fields),
-                             "masks": [escape.py_str(m) for m in ex.masks]})
+                             "fields": py_list([f"{escape.py_str(k)}: {v}" for k, v in ex.fields],
+                                               8, "{}"),
+                             "masks": py_list([escape.py_str(m) for m in ex.masks], 8)})
     return {
         "class_name": lay.class_name,
         "fields": fields,
         "word_bits": lay.word_bits,
-        "reserved_bits": [b for r in lay.reserved for b in range(r.lsb, r.msb + 1)],
-        "fixed_bits": [b for x in lay.fixed for b in range(x.lsb, x.msb + 1)],
+        "reserved_bits": py_list([str(b) for r in lay.reserved for b in range(r.lsb, r.msb + 1)],
+                                 0, prefix=33),
+        "fixed_bits": py_list([str(b) for x in lay.fixed for b in range(x.lsb, x.msb + 1)], 0,
+                              prefix=33),
         "fixed_value": f"{lay.fixed_value:#x}",
         "examples": examples,
         "required": [f.name for f in lay.fields if f.default is None],
@@ -99,5 +119,6 @@ def emit(spec: Spec) -> Files:
             notice=[escape.py_comment(x) for x in generated_notice([d.spec_file],
                                                                    "tests/test_descriptor.py.j2")],
             module=d.name,
+            imports=sorted((lay.class_name for lay in d.layouts), key=natural_key),
             classes=[layout_view(lay) for lay in d.layouts])
     return files

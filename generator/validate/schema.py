@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +15,15 @@ SCHEMA_DIR_NAME = "schema"
 _MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$", re.M)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(schema_path: str) -> Any:
     import jsonschema  # imported lazily: keeps encode/decode start-up fast
 
     schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    # The schemas themselves are checked against their meta-schema by the test
+    # suite (tests/test_schema_files.py); doing it on every run would double
+    # the cost of `ptxgen generate`.
     return cls(schema)
 
 

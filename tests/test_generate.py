@@ -1,0 +1,119 @@
+"""Generation: deterministic, atomic, self-describing, and `check` exact."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SPEC, run_cli
+from ptxgen import pipeline, write
+from ptxgen.emit import render_all
+from ptxgen.errors import SpecError
+
+GENERATED = ROOT / "generated"
+
+
+def test_committed_output_is_up_to_date() -> None:
+    assert pipeline.check(SPEC, GENERATED, full=True) == []
+    res = run_cli("check")
+    assert (res.code, res.out) == (0, "")
+
+
+def test_output_is_byte_for_byte_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    pipeline.generate(SPEC, a)
+    pipeline.generate(SPEC, b)
+    fa, fb = write.existing_files(a), write.existing_files(b)
+    assert fa == fb
+    assert fa == write.existing_files(GENERATED)
+    assert pipeline.render(SPEC) == pipeline.render(SPEC)
+
+
+def test_every_generated_file_names_its_spec_and_says_do_not_edit() -> None:
+    files = pipeline.render(SPEC)
+    assert files
+    for rel, data in files.items():
+        if rel.endswith("py.typed"):
+            assert data == b""
+            continue
+        head = data[:600].decode()
+        assert "Do not edit" in head or "do not edit" in head, rel
+        assert "spec/" in head or "no spec input" in head or rel.endswith("MANIFEST.json"), rel
+
+
+def test_check_reports_changed_missing_and_extra(tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
+    (out / "docs" / "README.md").write_text("edited\n")
+    (out / "python" / "smem_desc.py").unlink()
+    (out / "stray.txt").write_text("x")
+    for extra in ([], ["--full"]):
+        res = run_cli("check", "--out", str(out), *extra)
+        assert res.code == 1, res.err
+        assert sorted(res.out.splitlines()) == sorted([
+            f"{out.as_posix()}/docs/README.md: changed",
+            f"{out.as_posix()}/python/smem_desc.py: missing",
+            f"{out.as_posix()}/stray.txt: extra",
+        ])
+    res = run_cli("check", "--out", str(out), "--json")
+    payload = json.loads(res.out)
+    assert payload["ok"] is False and len(payload["differences"]) == 3
+
+
+def test_check_renders_in_full_when_the_spec_changed(tmp_path: Path, spec_copy: Path) -> None:
+    out = tmp_path / "generated"
+    pipeline.generate(spec_copy, out)
+    assert pipeline.check(spec_copy, out) == []
+    path = spec_copy / "descriptors" / "smem_desc.yaml"
+    path.write_text(path.read_text().replace("description: Matrix base offset",
+                                             "description: Matrix base offset (edited)"))
+    diffs = dict((p, s) for s, p in pipeline.check(spec_copy, out))
+    assert diffs.get("docs/smem_desc.md") == "changed"
+    assert diffs.get("python/smem_desc.py") == "changed"
+
+
+def test_refused_spec_writes_nothing(tmp_path: Path, spec_copy: Path) -> None:
+    out = tmp_path / "generated"
+    pipeline.generate(spec_copy, out)
+    before = write.existing_files(out)
+    path = spec_copy / "descriptors" / "smem_desc.yaml"
+    path.write_text(path.read_text().replace("word_bits: 64", "word_bits: 48"))
+    with pytest.raises(SpecError):
+        pipeline.generate(spec_copy, out)
+    assert write.existing_files(out) == before
+
+
+def test_a_failure_while_writing_leaves_the_old_output(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "generated"
+    pipeline.generate(SPEC, out)
+    before = write.existing_files(out)
+    files = dict(render_all(pipeline.load_model(SPEC)))
+    real_write_bytes = Path.write_bytes
+    calls = {"n": 0}
+
+    def flaky(self: Path, data: bytes) -> int:  # fail half-way through
+        calls["n"] += 1
+        if calls["n"] == len(files) // 2:
+            raise OSError("disk full")
+        return real_write_bytes(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", flaky)
+    with pytest.raises(OSError, match="disk full"):
+        write.write_tree(out, {**files, "new.txt": b"new"})
+    monkeypatch.undo()
+    assert write.existing_files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]  # no temp folders left
+
+
+def test_generate_replaces_stale_files(tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    out.mkdir()
+    (out / "stale.py").write_text("old")
+    res = run_cli("generate", "--out", str(out), "--json")
+    assert res.code == 0, res.err
+    assert not (out / "stale.py").exists()
+    assert sorted(json.loads(res.out)["files"]) == sorted(write.existing_files(out))
