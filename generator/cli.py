@@ -10,11 +10,12 @@ The encode/decode/zero-column-mask paths import only the generated classes
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK, EXIT_DIFF, EXIT_INVALID = 0, 1, 2
 
@@ -23,12 +24,14 @@ class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
 def _build_parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message)
+
     p = _Parser(prog="ptxgen", description="Spec-driven generator for PTX tensor-core "
                                             "descriptors and instruction wrappers.")
     from ptxgen import __version__
@@ -55,6 +58,8 @@ def _build_parser() -> argparse.ArgumentParser:
                                      "generate would write")
     spec_arg(c)
     out_arg(c)
+    c.add_argument("--full", action="store_true",
+                   help="always render and compare (ignore the manifest's input digest)")
     json_arg(c, "the differences")
     v = sub.add_parser("validate", help="validate the spec (exit 2 with file:line:col errors)")
     spec_arg(v)
@@ -74,6 +79,28 @@ def _build_parser() -> argparse.ArgumentParser:
     z.add_argument("--m", type=int, required=True, choices=(128, 64, 32), metavar="{128,64,32}")
     z.add_argument("--n", type=int, required=True, metavar="N")
     json_arg(z, "the masks")
+
+    df = sub.add_parser("diff", help="semantic changes between two revisions of the spec, "
+                                     "classified breaking / compatible / note (exit 1 if any "
+                                     "breaks)")
+    df.add_argument("old", metavar="OLD", help="spec folder or git revision (REV or REV:PATH)")
+    df.add_argument("new", metavar="NEW", help="spec folder or git revision (REV or REV:PATH)")
+    df.add_argument("--spec", type=Path, default=Path("spec"), metavar="DIR",
+                    help="the spec folder whose path a git revision is read from "
+                         "(default: spec/)")
+    df.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                    help="output format (default: text)")
+    df.add_argument("--generated", action="store_true",
+                    help="also list the generated files and symbols that change")
+
+    su = sub.add_parser("support", help="is an instruction form valid, and where is it "
+                                        "supported? (exit 0 yes, 1 not there, 2 invalid)")
+    su.add_argument("opcode", metavar="OPCODE",
+                    help="the instruction with its qualifiers in syntax order, no operands")
+    su.add_argument("--target", metavar="TARGET", help="an SM target such as sm_100a")
+    su.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
+                    help="PTX ISA version (default: the newest in the spec)")
+    json_arg(su, "the answer")
     return p
 
 
@@ -127,7 +154,7 @@ def _parse_word(text: str, bits: int) -> int:
     return word
 
 
-def _encode(args: argparse.Namespace) -> int:
+def _encode(args: Any) -> int:
     cls = _descriptor_class(args.descriptor, args.kind)
     specs = {f.name: f for f in cls.FIELDS}
     values: dict[str, int] = {}
@@ -188,7 +215,7 @@ def cli_values(desc: Any) -> dict[str, int | str]:
     return out
 
 
-def _decode(args: argparse.Namespace) -> int:
+def _decode(args: Any) -> int:
     cls = _descriptor_class(args.descriptor, args.kind)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     values = cli_values(desc)
@@ -202,10 +229,10 @@ def _decode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _zero_column_mask(args: argparse.Namespace) -> int:
+def _zero_column_mask(args: Any) -> int:
     from ptxgen.isa import DESCRIPTORS, DescriptorError
 
-    cls = DESCRIPTORS["zero_column_mask_desc"][None]
+    cls: Any = DESCRIPTORS["zero_column_mask_desc"][None]
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     try:
         masks = desc.masks(args.m, args.n)
@@ -237,7 +264,7 @@ def _spec_failure(exc: Any, as_json: bool) -> int:
     return EXIT_INVALID
 
 
-def _pipeline(args: argparse.Namespace) -> int:
+def _pipeline(args: Any) -> int:
     import json
 
     from ptxgen import pipeline
@@ -259,7 +286,7 @@ def _pipeline(args: argparse.Namespace) -> int:
             else:
                 print(f"wrote {len(files)} files to {args.out}")
             return EXIT_OK
-        diffs = pipeline.check(args.spec, args.out)
+        diffs = pipeline.check(args.spec, args.out, full=args.full)
     except SpecError as exc:
         return _spec_failure(exc, args.json)
     if args.json:
@@ -274,12 +301,101 @@ def _pipeline(args: argparse.Namespace) -> int:
     return EXIT_DIFF if diffs else EXIT_OK
 
 
+def _diff(args: Any) -> int:
+    from ptxgen.diff import DiffError, diff, render
+    from ptxgen.errors import SpecError
+
+    try:
+        report = diff(args.old, args.new, spec=args.spec, generated=args.generated)
+    except DiffError as exc:
+        raise UsageError(str(exc)) from None
+    except SpecError as exc:
+        return _spec_failure(exc, args.format == "json")
+    sys.stdout.write(render.render(report, args.format))
+    return report.exit_code
+
+
+def _support(args: Any) -> int:
+    from ptxgen.support import SupportError, run
+
+    try:
+        code, text = run(args.opcode, args.target, args.ptx_isa, args.json)
+    except SupportError as exc:
+        raise UsageError(str(exc)) from None
+    print(text)
+    return code
+
+
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
-             "generate": _pipeline, "check": _pipeline, "validate": _pipeline}
+             "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
+             "support": _support}
+
+
+class _Args:
+    """The parsed command line of the fast path (same attributes as argparse's)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def _fast_parse(argv: Sequence[str]) -> Any | None:
+    """Parse encode / decode / zero-column-mask without importing argparse.
+
+    These commands are run from scripts in loops, so their start-up time
+    matters. Anything this parser does not fully understand (help, a
+    malformed option, ...) returns None and goes through argparse, which
+    then produces the error message.
+    """
+    if not argv or argv[0] not in ("encode", "decode", "zero-column-mask"):
+        return None
+    command, rest = argv[0], list(argv[1:])
+    opts: dict[str, str] = {}
+    flags: set[str] = set()
+    positional: list[str] = []
+    takes_value = {"encode": {"--kind"}, "decode": {"--kind"},
+                   "zero-column-mask": {"--m", "--n"}}[command]
+    has_json = command != "encode"
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--json" and has_json and "--json" not in flags:
+            flags.add(arg)
+        elif arg in takes_value and arg not in opts and i + 1 < len(rest):
+            opts[arg] = rest[i + 1]
+            i += 1
+        elif arg.startswith("-") and not (arg[1:2].isdigit()):
+            return None
+        else:
+            positional.append(arg)
+        i += 1
+    json_out = "--json" in flags
+    if command == "encode":
+        if not positional:
+            return None
+        return _Args(command=command, descriptor=positional[0], kind=opts.get("--kind"),
+                     fields=positional[1:])
+    if command == "decode":
+        if len(positional) != 2:
+            return None
+        return _Args(command=command, descriptor=positional[0], kind=opts.get("--kind"),
+                     word=positional[1], json=json_out)
+    if len(positional) != 1 or set(opts) != {"--m", "--n"}:
+        return None
+    try:
+        m, n = int(opts["--m"]), int(opts["--n"])
+    except ValueError:
+        return None
+    if m not in (128, 64, 32):
+        return None
+    return _Args(command=command, word=positional[0], m=m, n=n, json=json_out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        fast = _fast_parse(argv)
+        if fast is not None:
+            return _COMMANDS[fast.command](fast)
         args, extra = _build_parser().parse_known_args(argv)
         if args.command == "encode":
             # FIELD=VALUE pairs may follow --kind; argparse hands them back as extras.

@@ -40,6 +40,13 @@ def ident(name: str) -> str:
     return name
 
 
+def ident_part(text: str) -> str:
+    """The ASCII letters, digits and underscores of ``text``, the rest dropped: a piece to
+    build an identifier from (``"42"`` in ``InstrDescTable42_t``). Whatever is built
+    from it still goes through :func:`ident`."""
+    return re.sub(r"[^A-Za-z0-9_]", "", text)
+
+
 # -- Python ------------------------------------------------------------------
 
 def py_str(text: str) -> str:

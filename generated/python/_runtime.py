@@ -36,6 +36,11 @@ class FieldSpec(NamedTuple):
     domain: str
 
 
+def _set(obj: object, name: str, value: object) -> None:
+    """Initialise a field of an immutable descriptor (its __setattr__ refuses)."""
+    object.__setattr__(obj, name, value)
+
+
 def owner_name(owner: object) -> str:
     cls = owner if isinstance(owner, type) else type(owner)
     kind = getattr(cls, "KIND", None)
@@ -44,34 +49,39 @@ def owner_name(owner: object) -> str:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, IntEnum)
+    return isinstance(value, IntEnum) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _range(owner: object, field: str, value: object, lo: int, hi: int, allowed: str) -> None:
+def _fail(owner: object, index: int, value: object, extra: str = "") -> DescriptorError:
+    cls = owner if isinstance(owner, type) else type(owner)
+    spec: FieldSpec = cls.FIELDS[index]  # type: ignore[attr-defined]
+    return DescriptorError(owner_name(owner), spec.name, value, spec.domain + extra)
+
+
+def _range(owner: object, index: int, value: object, lo: int, hi: int) -> None:
     if not _is_int(value) or not lo <= value <= hi:  # type: ignore[operator]
-        raise DescriptorError(owner_name(owner), field, value, allowed)
+        raise _fail(owner, index, value)
 
 
-def _codes(owner: object, field: str, value: object, codes: tuple[int, ...], allowed: str) -> None:
+def _codes(owner: object, index: int, value: object, codes: tuple[int, ...]) -> None:
     if not _is_int(value) or value not in codes:
-        raise DescriptorError(owner_name(owner), field, value, allowed)
+        raise _fail(owner, index, value)
 
 
-def _multiple(owner: object, field: str, value: object, step: int, hi: int, allowed: str) -> None:
+def _multiple(owner: object, index: int, value: object, step: int, hi: int) -> None:
     if not _is_int(value) or not 0 <= value <= hi or value % step:  # type: ignore[operator]
-        raise DescriptorError(owner_name(owner), field, value, allowed)
+        raise _fail(owner, index, value)
 
 
-def _enum(owner: object, field: str, enum: type[E], value: object, allowed: str) -> E:
+def _enum(owner: object, index: int, enum: type[E], value: object) -> E:
     if isinstance(value, IntEnum) and not isinstance(value, enum):
-        raise DescriptorError(owner_name(owner), field, value,
-                              allowed + f" (an {enum.__qualname__} member or its code)")
+        raise _fail(owner, index, value, f" (an {enum.__qualname__} member or its code)")
     if not _is_int(value):
-        raise DescriptorError(owner_name(owner), field, value, allowed)
+        raise _fail(owner, index, value)
     try:
         return enum(int(value))  # type: ignore[call-overload]
     except ValueError:
-        raise DescriptorError(owner_name(owner), field, value, allowed) from None
+        raise _fail(owner, index, value) from None
 
 
 def _check_word(owner: type, word: object, bits: int, reserved_mask: int, reserved: str,

@@ -9,7 +9,7 @@ relative to the output folder; nothing is written here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +20,36 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 Files = dict[str, bytes]
 
 
-@lru_cache(maxsize=None)
+@cache
 def environment(templates_dir: str = str(TEMPLATES_DIR)) -> Any:
     import jinja2  # lazily: the encode/decode paths never render
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir),
+        bytecode_cache=_bytecode_cache(jinja2),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def _bytecode_cache(jinja2: Any) -> Any:
+    """Compiled templates cached per user (keyed by template source checksum, so a
+    changed template is recompiled); output does not depend on it. Disabled with
+    PTXGEN_NO_CACHE=1 or when no cache folder can be created."""
+    import os
+
+    if os.environ.get("PTXGEN_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "ptxgen", f"jinja-{jinja2.__version__}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(folder)
 
 
 def render(template: str, **context: Any) -> bytes:
@@ -48,9 +66,9 @@ def generated_notice(sources: list[str] | tuple[str, ...], template: str) -> lis
 
 
 def _emitters() -> list[Callable[[Spec], Files]]:
-    from ptxgen.emit import docs, python, tests
+    from ptxgen.emit import builders, cpp, docs, ptx, python, tests
 
-    return [python.emit, docs.emit, tests.emit]
+    return [python.emit, docs.emit, tests.emit, cpp.emit, builders.emit, ptx.emit]
 
 
 def render_all(spec: Spec) -> Files:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ptxgen.errors import Diagnostic, SpecError
 from ptxgen.load import Document
+from ptxgen.validate.instructions import check_instructions, check_targets
 from ptxgen.validate.schema import check_schema, schema_for
 from ptxgen.validate.semantic import check_semantics
 
@@ -17,6 +18,8 @@ from ptxgen.validate.semantic import check_semantics
 # Schema its modeline names. Each gets every schema-valid file of its kind.
 SEMANTIC_CHECKS: dict[str, Callable[[list[Document]], list[Diagnostic]]] = {
     "descriptor.schema.json": check_semantics,
+    "instructions.schema.json": check_instructions,
+    "targets.schema.json": check_targets,
 }
 
 

@@ -1,0 +1,144 @@
+"""Python emitter for the instruction side: spec -> generated/python/ptx.py.
+
+The module (``ptxgen.isa.ptx``) embeds the instruction rules and the target
+table as data, exposes ``instruction_set()`` (which ``ptxgen support`` uses)
+and one keyword-only builder function per instruction that renders the PTX
+text of any valid form and refuses invalid ones with ``PtxFormError``. The
+generated tests check the embedded data against the model's forms and run
+the builders over every valid form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ptxgen import escape
+from ptxgen.emit import Files, generated_notice, render
+from ptxgen.instructions import Instruction, InstructionSet, form_digest
+from ptxgen.model import Spec
+
+OUT_MODULE = "python/ptx.py"
+OUT_TEST = "tests/test_ptx_builders.py"
+OUT_PTXAS = "tests/test_ptxas_conformance.py"
+
+# Keys of the spec data the engine does not need at run time.
+_DROP = frozenset({"provenance", "seed_syntax", "examples", "description", "notes", "title",
+                   "clobbers", "meaning"})
+
+
+def runtime_data(value: Any) -> Any:
+    """The spec data without provenance and prose (what the engine reads)."""
+    if isinstance(value, Mapping):
+        return {k: runtime_data(v) for k, v in value.items() if k not in _DROP}
+    if isinstance(value, list):
+        return [runtime_data(v) for v in value]
+    return value
+
+
+def _annotation(kind: str, numeric: bool = False) -> str:
+    return {"flag": "bool", "int": "int", "str": "str", "register": "str", "address": "str",
+            "predicate": "str", "vector": "Sequence[str]", "immediate": "int",
+            "immediates": "Sequence[int]"}[kind]
+
+
+def builder_view(ins: Instruction) -> dict[str, Any]:
+    """Keyword-only parameters: qualifiers first (required ones without default)."""
+    params: list[dict[str, str]] = []
+    doc = [f"``{ins.name}``: {ins.title}.", "", ins.description, "", "Qualifiers:"]
+    for q in ins.qualifiers:
+        if q.flag:
+            ann, default = "bool", "False"
+            allowed = f"True writes {q.text}"
+        else:
+            base = "int" if q.numeric else "str"
+            ann, default = (f"{base} | None", "None") if q.optional else (base, "")
+            shown = ", ".join(q.values) if len(q.values) <= 12 else (
+                f"{q.values[0]}, {q.values[1]}, ..., {q.values[-1]}")
+            allowed = f"one of {shown}" + (" (None leaves it out)" if q.optional else "")
+        params.append({"name": escape.ident(q.name), "annotation": ann, "default": default})
+        doc.append(f"    {q.name}: {allowed}. {q.description}".rstrip())
+    doc += ["", "Operands (register names as str, vectors as sequences of str, immediates as "
+            "int):"]
+    for op in ins.operands:
+        alts = op.choice or (None,)
+        for alt in alts:
+            name = alt.name if alt else op.name
+            kind = alt.kind if alt else op.kind
+            maybe = bool(op.choice) or op.optional or bool(op.when.items)
+            ann = _annotation(kind)
+            params.append({"name": escape.ident(name),
+                           "annotation": f"{ann} | None" if maybe else ann,
+                           "default": "None" if maybe else ""})
+            what = (alt.description if alt else op.description) or kind
+            when = ""
+            if op.choice:
+                when = f" (one of {', '.join(a.name for a in op.choice)})"
+            elif op.optional:
+                when = " (optional" + (f"; only when {op.when.text()}" if op.when.items
+                                       else "") + ")"
+            elif op.when.items:
+                when = f" (only when {op.when.text()})"
+            doc.append(f"    {name}: {what}{when}.")
+    doc += ["", "Returns the instruction text; raises PtxFormError for an invalid form."]
+    required = [p for p in params if not p["default"]]
+    optional = [p for p in params if p["default"]]
+    return {
+        "name": escape.ident(ins.id),
+        "id": escape.py_str(ins.id),
+        "params": optional + required,
+        "doc": escape.py_docstring("\n".join(doc), 4),
+    }
+
+
+def module_view(iset: InstructionSet) -> dict[str, Any]:
+    assert iset.data is not None
+    targets_data, files = iset.data
+    return {
+        "targets": escape.py_literal(runtime_data(targets_data), 0),
+        "specs": escape.py_literal(tuple((rel, runtime_data(d)) for rel, d in files), 0),
+        "builders": [builder_view(i) for i in iset.instructions],
+        "exported": sorted(["PtxFormError", "instruction_set", "support", "FORM_COUNTS",
+                            "FORM_DIGESTS"] + [i.id for i in iset.instructions]),
+        "counts": [(escape.py_str(i.id), len(i.forms)) for i in iset.instructions],
+        "digests": [(escape.py_str(i.id), escape.py_str(form_digest(i)))
+                    for i in iset.instructions],
+    }
+
+
+def test_view(iset: InstructionSet) -> dict[str, Any]:
+    return {"instructions": [escape.py_str(i.id) for i in iset.instructions]}
+
+
+def ptxas_view(iset: InstructionSet) -> dict[str, Any]:
+    t = iset.targets
+    return {
+        "pairs": [(escape.py_str(a), escape.py_str(v)) for a, v in t.pairs()],
+        "renamed": [(escape.py_str(x.name), escape.py_str(x.until)) for x in t.targets
+                    if x.until is not None],
+        "form_count": sum(len(i.forms) for i in iset.instructions),
+        "target_count": len(t.targets),
+    }
+
+
+def emit(spec: Spec) -> Files:
+    iset = spec.instructions
+    if iset is None:
+        return {}
+    sources = ["spec/targets.yaml"] + [rel for rel, _ in (iset.data or ({}, ()))[1]]
+    files: Files = {}
+    files[OUT_MODULE] = render(
+        "builders/ptx.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(sources, "builders/ptx.py.j2")],
+        **module_view(iset))
+    files[OUT_TEST] = render(
+        "builders/test_ptx_builders.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(
+            sources, "builders/test_ptx_builders.py.j2")],
+        **test_view(iset))
+    files[OUT_PTXAS] = render(
+        "builders/test_ptxas_conformance.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(
+            sources, "builders/test_ptxas_conformance.py.j2")],
+        **ptxas_view(iset))
+    return files

@@ -1,0 +1,819 @@
+"""C++ emitter for the instruction side: spec -> generated/include/ptxgen/ptx/*.hpp.
+
+One header per instruction spec file with inline-asm wrappers for every valid
+form, ``ptxgen/ptx/target.hpp`` with the target detection and the gating
+helpers, and the umbrella ``ptxgen/ptx.hpp``.
+
+A wrapper (``wrappers`` in the spec) is a function template: the qualifiers its
+condition does not fix are template parameters (enums, ints, bools), the
+operands are function parameters (registers by value, vectors as arrays,
+predicates as bool, immediates as ``imm<V>`` tags so they stay compile-time
+constants). Operand alternatives (A from a descriptor or from Tensor Memory)
+give differently named functions, optional operands overloads. The body:
+
+* one ``static_assert`` per rule of the spec, with the rule's message, so an
+  invalid combination fails to compile with the reason;
+* one ``if constexpr`` branch per valid form holding its ``asm volatile``
+  statement (constraints from the register types, predicates set up with
+  ``setp`` inside the asm block, a "memory" clobber where the spec says so);
+* gating: the asm is only emitted when the target being compiled (detected
+  from ``__CUDA_ARCH__``, ``__CUDA_ARCH_SPECIFIC__``,
+  ``__CUDA_ARCH_FAMILY_SPECIFIC__`` and ``__CUDA_ARCH_FEAT_SM*_ALL``) is one
+  the spec supports the form on. Elsewhere the branch calls an undefined
+  ``extern "C" __device__`` function whose name says which targets have the
+  form, so building for a target that lacks it fails in ptxas ("Unresolved
+  extern function 'ptxgen_unsupported_target_...'") while nvcc's generic
+  ``compute_XX`` PTX pass of an ``sm_XXa`` / ``sm_XXf`` build, which only
+  verifies PTX, still succeeds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ptxgen import escape
+from ptxgen.emit import Files, generated_notice, render
+from ptxgen.instructions import (
+    FALSE,
+    TRUE,
+    Condition,
+    Form,
+    Instruction,
+    InstructionSet,
+    Matcher,
+    Qualifier,
+    Targets,
+    Wrapper,
+    vkey,
+)
+from ptxgen.model import Spec
+from ptxgen.names import camel, identifier_problem
+
+OUT = "include/ptxgen/ptx"
+NS = "ptxgen::ptx"
+
+# register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
+REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
+       "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4)}
+GENERIC_ADDRESS = ("const void*", "l", 5)  # a 64-bit generic address operand
+VECTOR_MACRO_MIN = 8  # vectors this long use the shared operand-list macros
+
+
+def member_ident(q: Qualifier, value: str) -> str:
+    """The enum member for a qualifier value (``scale_vec::1X`` -> ``scale_vec_1X``)."""
+    ident = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", value))
+    if ident[:1].isdigit() or identifier_problem(ident):
+        ident = f"{q.name}_{ident}"
+    return escape.ident(ident)
+
+
+def enum_name(ins: Instruction, q: Qualifier) -> str:
+    return escape.ident(f"{ins.id}_{q.name}")
+
+
+def tparam(name: str) -> str:
+    return escape.ident(camel(name))
+
+
+def is_enum(q: Qualifier) -> bool:
+    return not q.flag and not q.numeric
+
+
+def operand_type(typ: str, kind: str) -> tuple[str, str, int]:
+    if kind == "address" and typ == "b64":
+        return GENERIC_ADDRESS
+    return REG[typ]
+
+
+class _Cond:
+    """C++ boolean expressions for spec conditions, with some names fixed to constants."""
+
+    def __init__(self, ins: Instruction, fixed: Mapping[str, str],
+                 exprs: Mapping[str, str]) -> None:
+        self.ins = ins
+        self.fixed = fixed
+        self.exprs = exprs  # name -> C++ expression of the qualifier's value
+
+    def value(self, q: Qualifier, v: str) -> str:
+        if q.flag:
+            return "true" if v == TRUE else "false"
+        if q.numeric:
+            return v
+        return f"{enum_name(self.ins, q)}::{member_ident(q, v)}"
+
+    def matcher(self, name: str, m: Matcher) -> str | bool:
+        if name in self.fixed:
+            return m(self.fixed[name])
+        q = self.ins.qualifier(name)
+        x = self.exprs[name]
+        domain = q.domain
+        hits = [v for v in domain if m(v)]
+        if len(hits) == len(domain):
+            return True
+        if not hits:
+            return False
+        if q.flag:
+            return x if hits == [TRUE] else f"!{x}"
+        misses = [v for v in domain if v not in hits]
+        if len(misses) < len(hits):
+            return "(" + " && ".join(f"{x} != {self.value(q, v)}" for v in misses) + ")"
+        return "(" + " || ".join(f"{x} == {self.value(q, v)}" for v in hits) + ")"
+
+    def cond(self, c: Condition) -> str | bool:
+        parts: list[str] = []
+        for name, m in c.items:
+            r = self.matcher(name, m)
+            if r is False:
+                return False
+            if r is not True:
+                parts.append(str(r))
+        return " && ".join(parts) if parts else True
+
+    def equal(self, names: Iterable[str]) -> str | bool:
+        names = list(names)
+        qs = [self.ins.qualifier(n) for n in names]
+        common = set(qs[0].domain).intersection(*(q.domain for q in qs[1:]))
+        options = []
+        for v in sorted(common):
+            c = Condition(tuple((n, Matcher(frozenset({v}))) for n in names))
+            r = self.cond(c)
+            if r is True:
+                return True
+            if r is not False:
+                options.append(f"({r})")
+        return " || ".join(options) if options else False
+
+
+def _imm_names(f: Form) -> list[str]:
+    """The names of the immediate template parameters of a form's operands."""
+    out = []
+    for u in f.operands:
+        if u.kind == "immediate":
+            out.append(u.name)
+        elif u.kind == "immediates":
+            out += [f"{u.name}_{e}" for e, _ in u.elements]
+    return out
+
+
+def _join(op: str, unit: bool, xs: Iterable[str | bool]) -> str | bool:
+    """C++ ``a op b op ...`` with constants folded (``unit`` is true for &&, false for ||)."""
+    parts = []
+    for x in xs:
+        if x is (not unit):
+            return not unit
+        if x is not unit:
+            parts.append(f"({x})")
+    return f" {op} ".join(parts) if parts else unit
+
+
+def _and(*xs: str | bool) -> str | bool:
+    return _join("&&", True, xs)
+
+
+def _or(*xs: str | bool) -> str | bool:
+    return _join("||", False, xs)
+
+
+def _not(x: str | bool) -> str | bool:
+    if isinstance(x, bool):
+        return not x
+    return f"!({x})"
+
+
+def cpp_bool(x: str | bool) -> str:
+    return ("true" if x else "false") if isinstance(x, bool) else x
+
+
+# -- value specs as constexpr helper bodies --------------------------------------------
+
+def _spec_lines(spec: Any, cond: _Cond, result: Any, indent: str) -> list[str]:
+    """Statements returning ``result(value)`` for a value spec (by / div / literal)."""
+    if isinstance(spec, dict) and "by" in spec:
+        q = cond.ins.qualifier(spec["by"])
+        out: list[str] = []
+        for key, sub in spec["values"].items():
+            test = cond.matcher(q.name, Matcher(frozenset({str(key) if not isinstance(key, bool)
+                                                           else (TRUE if key else FALSE)})))
+            if test is False:
+                continue
+            if test is True:
+                return out + _spec_lines(sub, cond, result, indent)
+            out.append(f"{indent}if ({test}) {{")
+            out += _spec_lines(sub, cond, result, indent + "    ")
+            out.append(f"{indent}}}")
+        if "default" in spec:
+            return out + _spec_lines(spec["default"], cond, result, indent)
+        return out
+    if isinstance(spec, dict) and "div" in spec:
+        name, d = spec["div"]
+        return [f"{indent}return {cond.exprs[name]} / {d};"]
+    return [f"{indent}return {result(spec)};"]
+
+
+class _Helpers:
+    """constexpr helpers in namespace detail, shared by the wrappers of one instruction."""
+
+    def __init__(self, ins: Instruction) -> None:
+        self.ins = ins
+        self.quals = [q for q in ins.qualifiers]
+        self.defs: dict[str, dict[str, Any]] = {}
+        env = {q.name: escape.ident(q.name) for q in self.quals}
+        self.cond = _Cond(ins, {}, env)
+
+    def ctype(self, q: Qualifier) -> str:
+        return "bool" if q.flag else "int" if q.numeric else enum_name(self.ins, q)
+
+    def params(self) -> str:
+        return ", ".join(f"[[maybe_unused]] {self.ctype(q)} {escape.ident(q.name)}"
+                         for q in self.quals)
+
+    def call(self, name: str, exprs: Mapping[str, str]) -> str:
+        args = ", ".join(exprs[q.name] for q in self.quals)
+        return f"detail::{name}({args})"
+
+    def value_helper(self, operand: str, what: str, spec_by_comb: list[tuple[Condition | None,
+                                                                               Any]],
+                     result: Any, ret: str) -> str:
+        name = escape.ident(f"{self.ins.id}_{what}_{operand}")
+        if name in self.defs:
+            return name
+        body: list[str] = []
+        for comb, spec in spec_by_comb:
+            if comb is None:
+                body += _spec_lines(spec, self.cond, result, "    ")
+                continue
+            test = _and(self.cond.cond(comb), self._absent_unlisted(comb))
+            if test is False:
+                continue
+            body.append(f"    if ({cpp_bool(test)}) {{")
+            body += _spec_lines(spec, self.cond, result, "        ")
+            body.append("    }")
+        body.append(f"    return {result(None)};")
+        self.defs[name] = {"ret": ret, "name": name, "params": self.params(), "body": body}
+        return name
+
+    def _absent_unlisted(self, comb: Condition) -> str | bool:
+        named = comb.names
+        parts = [self.cond.matcher(q.name, Matcher(frozenset({q.absent})))
+                 for q in self.quals if q.absent is not None and q.name not in named]
+        return _and(*parts)
+
+    def derive(self, q: Qualifier) -> str:
+        """Helper computing a derived qualifier from the qualifiers it depends on."""
+        name = escape.ident(f"{self.ins.id}_derive_{q.name}")
+        if name not in self.defs:
+            table: dict[tuple[str, ...], str] = {}
+            for f in self.ins.forms:
+                table[tuple(f.params[d] for d in q.derived)] = f.params[q.name]
+            body = []
+            for key, value in table.items():
+                test = self.cond.cond(Condition(tuple(
+                    (d, Matcher(frozenset({v}))) for d, v in zip(q.derived, key, strict=True))))
+                body.append(f"    if ({cpp_bool(test)}) return {self.cond.value(q, value)};")
+            ret = "int" if q.numeric else enum_name(self.ins, q)
+            body.append("    return 0;" if q.numeric else f"    return {ret}{{}};")
+            deps = [self.ins.qualifier(d) for d in q.derived]
+            params = ", ".join(f"[[maybe_unused]] {self.ctype(d)} {escape.ident(d.name)}"
+                               for d in deps)
+            self.defs[name] = {"ret": ret, "name": name, "params": params, "body": body}
+        return name
+
+    def derive_call(self, q: Qualifier, exprs: Mapping[str, str]) -> str:
+        args = ", ".join(exprs[d] for d in q.derived)
+        return f"detail::{self.derive(q)}({args})"
+
+
+# -- the wrappers --------------------------------------------------------------------------
+
+def _mask(targets: Targets, names: Iterable[str]) -> str:
+    bits = 0
+    for n in names:
+        bits |= 1 << targets.names.index(n)
+    return f"0x{bits:x}ull"
+
+
+def _since(since: str | None) -> int:
+    if since is None:
+        return 0
+    major, minor = vkey(since)
+    return major * 10 + minor
+
+
+def describe_targets(targets: Targets, names: frozenset[str]) -> str:
+    """Compact target list for identifiers: sm_80_and_later, or the names."""
+    for t in targets.targets:
+        if t.suffix == "" and targets.select(f"sm_{t.sm}+") == names:
+            return f"sm_{t.sm}_and_later"
+    return "_".join(t.name for t in targets.targets if t.name in names)
+
+
+def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
+    ver = (since or targets.versions[0]).replace(".", "_")
+    return escape.ident(f"ptxgen_unsupported_target_{w.name}_is_only_on_"
+                        f"{describe_targets(targets, names)}_from_ptx_isa_{ver}")
+
+
+class _Wrapper:
+    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
+                 vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> None:
+        self.ins = ins
+        self.w = w
+        self.helpers = helpers
+        self.forms = [f for f in ins.forms if ins.wrapper_of(f) is w]
+        self.fixed: dict[str, str] = {}
+        for q in ins.qualifiers:  # one value in every form of the wrapper: not a parameter
+            vals = {f.params[q.name] for f in self.forms}
+            if len(vals) == 1:
+                self.fixed[q.name] = vals.pop()
+        self.free = [q for q in ins.qualifiers if q.name not in self.fixed and not q.derived]
+        self.exprs: dict[str, str] = {q.name: tparam(q.name) for q in self.free}
+        self.exprs.update({n: _Cond(ins, {}, {}).value(ins.qualifier(n), v)
+                           for n, v in self.fixed.items()})
+        for q in ins.qualifiers:
+            if q.derived:
+                self.exprs[q.name] = helpers.derive_call(q, self.exprs)
+        self.vector_macros = vector_macros
+        self.ops_macros = ops_macros
+
+    def template_params(self) -> list[str]:
+        out = []
+        for q in sorted(self.free, key=lambda q: q.optional):
+            if q.flag:
+                t, default = "bool", "false"
+            elif q.numeric:
+                t, default = "int", None
+            else:
+                t = enum_name(self.ins, q)
+                default = f"{t}::none" if q.optional else None
+            out.append(f"{t} {tparam(q.name)}" + (f" = {default}" if q.optional and default
+                                                  else ""))
+        return out
+
+    def overloads(self) -> list[dict[str, Any]]:
+        groups: dict[tuple[Any, ...], list[Form]] = {}
+        for f in self.forms:
+            key = (f.variant, tuple((u.name, u.kind) for u in f.operands))
+            groups.setdefault(key, []).append(f)
+        return [self.overload(forms, i) for i, forms in enumerate(groups.values())]
+
+    def overload(self, forms: list[Form], index: int) -> dict[str, Any]:
+        ins = self.ins
+        first = forms[0]
+        variant = dict(first.variant)
+        fixed = {**self.fixed, **variant}
+        cond = _Cond(ins, fixed, self.exprs)
+        suffix = "".join(a.suffix for o in ins.operands if o.choice
+                         for a in o.choice if a.name == variant.get(o.name))
+        name = escape.ident(self.w.name + suffix)
+        params, imm_params, asserts = [], [], []
+        for u in first.operands:
+            op = next(o for o in ins.operands
+                      if o.name == u.name or any(a.name == u.name for a in o.choice))
+            alt = next((a for a in op.choice if a.name == u.name), None)
+            pname = escape.ident(u.name)
+            if u.kind == "predicate":
+                params.append(f"bool {pname}")
+            elif u.kind == "immediate":
+                tp = tparam(u.name)
+                imm_params.append(f"int {tp}")
+                params.append(f"imm_t<{tp}> {pname}")
+                asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+            elif u.kind == "immediates":
+                tps = [tparam(f"{u.name}_{e}") for e, _ in op.elements]
+                imm_params += [f"int {t}" for t in tps]
+                params.append(f"imms_t<{', '.join(tps)}> {pname}")
+                for (e, vals), tp in zip(op.elements, tps, strict=True):
+                    asserts.append(self.immediate_assert(op.name, e, vals, tp))
+            else:
+                ctype = self.operand_ctype(op, alt, u.kind)
+                if u.kind == "vector":
+                    count = self.operand_count(op, alt)
+                    const = "const " if op.io == "in" else ""
+                    params.append(f"{const}{ctype} (&{pname})[{count}]")
+                else:
+                    params.append(f"{ctype} {pname}")
+        rules = []
+        for r in ins.rules:
+            holds = _or(_not(cond.cond(r.when)),
+                        _and(cond.cond(r.require),
+                             _not(cond.cond(r.forbid)) if r.forbid else True,
+                             cond.equal(r.equal) if r.equal else True))
+            if holds is not True:
+                rules.append((cpp_bool(holds), escape.cpp_str(f"ptxgen: {ins.name}: {r.message}")))
+        present = {u.name for u in first.operands}
+        for op in ins.operands:
+            if op.choice or not op.when.items:
+                continue
+            w = cond.cond(op.when)
+            if op.name in present and w is not True:
+                msg = f"ptxgen: {ins.name}: operand {op.name} is only allowed when {op.when.text()}"
+                rules.append((cpp_bool(w), escape.cpp_str(msg)))
+            elif op.name not in present and not op.optional and w is not False:
+                msg = f"ptxgen: {ins.name}: operand {op.name} is required when {op.when.text()}"
+                rules.append((cpp_bool(_not(w)), escape.cpp_str(msg)))
+        fallback = escape.cpp_str(
+            f"ptxgen: {ins.name}: these qualifiers are not a valid form with these operands "
+            f"(try `ptxgen support`)")
+        doc = self.doc(first, name)
+        tps = self.template_params() + imm_params
+        # Forms are told apart by their qualifiers: one specialization of a class
+        # template per form (found by the compiler in constant time), whose run()
+        # takes the operands generically and holds the form's asm statement.
+        run_params, call_args, imm_refs = [], [], {}
+        for i, u in enumerate(first.operands):
+            pname = escape.ident(u.name)
+            if u.kind == "immediate":
+                run_params.append(f"T{i}")
+                imm_refs[u.name] = f"T{i}::value"
+            elif u.kind == "immediates":
+                run_params.append(f"T{i}")
+                for j, (e, _) in enumerate(u.elements):
+                    imm_refs[f"{u.name}_{e}"] = f"T{i}::values[{j}]"
+            elif u.kind == "vector":
+                const = "const " if self.io(u.name) == "in" else ""
+                run_params.append(f"{const}T{i}& {pname}")
+            else:
+                run_params.append(f"T{i} {pname}")
+            call_args.append(pname)
+        struct_params = [p.split(" = ")[0] for p in self.template_params()]
+        struct = escape.ident(f"{self.w.name}_forms{index}")
+        specs = [self.specialization(f, cond, imm_refs) for f in forms] if struct_params else []
+        direct = [] if struct_params else [self.branch(f, cond, {
+            k: tparam(k) for k in _imm_names(first)}) for f in forms]
+        return {"name": name, "template": ", ".join(tps), "params": params, "asserts":
+                rules + [a for a in asserts if a], "fallback": fallback, "doc": doc,
+                "struct": struct, "struct_params": ", ".join(struct_params),
+                "struct_args": ", ".join(p.rsplit(" ", 1)[1] for p in struct_params),
+                "dependent": struct_params[0].rsplit(" ", 1)[1] if struct_params else None,
+                "run_tparams": ", ".join(f"class T{i}" for i in range(len(first.operands))),
+                "run_params": ", ".join(run_params), "call_args": ", ".join(call_args),
+                "specializations": specs, "direct": direct}
+
+    def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
+        spec = alt.type if alt is not None else op.type
+        if not isinstance(spec, dict):
+            return operand_type(str(spec), kind)[0]
+        code = {k: operand_type(k, kind)[2] for k in REG}
+        helper = self.helpers.value_helper(
+            op.name if alt is None else alt.name, "type", [(None, spec)],
+            lambda v: -1 if v is None else code[str(v)], "int")
+        return f"detail::reg_t<{self.helpers.call(helper, self.exprs)}>"
+
+    def operand_count(self, op: Any, alt: Any) -> str:
+        spec = alt.count if alt is not None else op.count
+        if spec is not None and not isinstance(spec, dict):
+            return str(spec)
+        pairs: list[tuple[Condition | None, Any]] = []
+        if spec is None:
+            pairs = [(c.match, c.operands[op.name]) for c in self.ins.combinations
+                     if op.name in c.operands]
+        else:
+            pairs = [(None, spec)]
+        helper = self.helpers.value_helper(op.name if alt is None else alt.name, "count", pairs,
+                                           lambda v: 0 if v is None else int(v), "int")
+        return self.helpers.call(helper, self.exprs)
+
+    def immediate_assert(self, operand: str, element: str | None, spec: Any,
+                         tp: str) -> tuple[str, str] | None:
+        what = f"{operand}.{element}" if element else operand
+
+        def check(values: Any) -> str:
+            if values is None:
+                return "true"
+            if isinstance(values, dict):
+                lo, hi = values["from"], values.get("to")
+                return f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+            return " || ".join(f"v == {v}" for v in values)
+
+        name = escape.ident(f"{self.ins.id}_ok_{what.replace('.', '_')}")
+        if name not in self.helpers.defs:
+            body = _spec_lines(spec, self.helpers.cond, check, "    ")
+            body.append("    return false;")
+            self.helpers.defs[name] = {"ret": "bool", "name": name,
+                                       "params": ", ".join(p for p in (self.helpers.params(),
+                                                                       "int v") if p),
+                                       "body": body}
+        args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
+        msg = f"ptxgen: {self.ins.name}: immediate {what} is out of range for this form"
+        return (f"detail::{name}({args})", escape.cpp_str(msg))
+
+    def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
+        sup = f.support
+        targets = self.ins.targets
+        assert targets is not None
+        return {"mask": _mask(targets, sup.targets), "since": _since(sup.since),
+                "error": error_name(self.w, targets, sup.targets, sup.since),
+                "asm": self.asm(f, imm_refs), "opcode": f.opcode}
+
+    def specialization(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]
+                       ) -> dict[str, Any]:
+        args = [cond.value(q, f.params[q.name])
+                for q in sorted(self.free, key=lambda q: q.optional)]
+        return {**self.branch(f, cond, imm_refs), "args": ", ".join(args)}
+
+    def asm(self, f: Form, imm_refs: Mapping[str, str]) -> str:
+        """The ``asm volatile(...)`` statement of one form."""
+        outs: list[str] = []
+        ins_: list[str] = []
+        texts: list[str] = []
+        pred: str | None = None
+        # Operand numbering: outputs first, then inputs, in syntax order.
+        uses = f.operands
+        n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
+                    and self.io(u.name) in ("out", "inout"))
+        nxt_out, nxt_in = 0, n_out
+        for u in uses:
+            io = self.io(u.name)
+            pname = escape.ident(u.name)
+            if u.kind == "vector":
+                _, cons, _ = operand_type(str(u.type), "vector")
+                mod = {"out": "=", "inout": "+", "in": ""}[io]
+                count = u.count or 0
+                start = nxt_out if io != "in" else nxt_in
+                if count >= VECTOR_MACRO_MIN:
+                    self.vector_macros.add((start, count))
+                    self.ops_macros.add(count)
+                    texts.append(f"\" PTXGEN_PTX_V{start}_{count} \"")
+                    lst = f"PTXGEN_PTX_OPS{count}(\"{mod}{cons}\", {pname})"
+                    (outs if io != "in" else ins_).append(lst)
+                else:
+                    texts.append("{" + ", ".join(f"%{start + i}" for i in range(count)) + "}")
+                    (outs if io != "in" else ins_).extend(
+                        f"\"{mod}{cons}\"({pname}[{i}])" for i in range(count))
+                if io != "in":
+                    nxt_out += count
+                else:
+                    nxt_in += count
+            elif u.kind in ("register", "address"):
+                _, cons, _ = operand_type(str(u.type), u.kind)
+                texts.append(f"[%{nxt_in}]" if u.kind == "address" else f"%{nxt_in}")
+                ins_.append(f"\"{cons}\"({pname})")
+                nxt_in += 1
+            elif u.kind == "predicate":
+                pred = f"%{nxt_in}"
+                texts.append("p")
+                ins_.append(f"\"r\"(static_cast<std::uint32_t>({pname}))")
+                nxt_in += 1
+            elif u.kind == "immediate":
+                texts.append(f"%{nxt_in}")
+                ins_.append(f"\"n\"({imm_refs[u.name]})")
+                nxt_in += 1
+            else:
+                els = [imm_refs[f"{u.name}_{e}"] for e, _ in u.elements]
+                texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
+                ins_.extend(f"\"n\"({t})" for t in els)
+                nxt_in += len(els)
+        operands = ", ".join(texts)
+        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
+            f" \"{operands};\"" if texts else " \";\"")
+        if pred is not None:
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
+                    "\"\\n\\t}\"")
+        clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
+        out_s = ", ".join(outs)
+        in_s = ", ".join(ins_)
+        if clobber:
+            return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
+        if in_s:
+            return f"asm volatile({body} : {out_s} : {in_s})"
+        return f"asm volatile({body} : {out_s})"
+
+    def io(self, name: str) -> str:
+        for o in self.ins.operands:
+            if o.name == name or any(a.name == name for a in o.choice):
+                return o.io
+        return "in"
+
+    def doc(self, f: Form, name: str) -> str:
+        ins = self.ins
+        lines = [f"`{ins.name}`: {ins.title} (spec: {ins.spec_file}).", ""]
+        if self.fixed:
+            fixed = ", ".join(f"{k} = {v}" for k, v in self.fixed.items())
+            lines.append(f"Fixed by this wrapper: {fixed}.")
+        if self.free:
+            lines.append("Template parameters:")
+            for q in self.free:
+                vals = "true / false" if q.flag else ", ".join(q.domain)
+                lines.append(f"  {tparam(q.name)}: {q.name} ({vals}). {q.description}".rstrip())
+        lines.append("Operands:")
+        for u in f.operands:
+            op = next(o for o in ins.operands
+                      if o.name == u.name or any(a.name == u.name for a in o.choice))
+            desc = next((a.description for a in op.choice if a.name == u.name), op.description)
+            lines.append(f"  {u.name}: {desc}".rstrip())
+        lines.append("Fails to compile for an invalid combination (static_assert with the "
+                     "spec's rule) and, for a target without the form, in ptxas with "
+                     "\"Unresolved extern function 'ptxgen_unsupported_target_...'\" naming the "
+                     "targets that have it. Check a form with `ptxgen support OPCODE`.")
+        return escape.cpp_block_comment("\n".join(lines))
+
+
+def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
+                vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> dict[str, Any]:
+    enums: list[dict[str, Any]] = []
+    helpers: list[dict[str, Any]] = []
+    functions: list[dict[str, Any]] = []
+    externs: dict[str, None] = {}
+    for ins in instrs:
+        for q in ins.qualifiers:
+            if is_enum(q):
+                members = [member_ident(q, v) for v in q.domain]
+                enums.append({"name": enum_name(ins, q), "members": members,
+                              "doc": escape.cpp_block_comment(
+                                  f"{ins.name}: qualifier {q.name} ({q.text}). "
+                                  f"{q.description}".strip())})
+        hp = _Helpers(ins)
+        for w in ins.wrappers:
+            wr = _Wrapper(ins, w, hp, vector_macros, ops_macros)
+            for f in wr.forms:
+                sup = f.support
+                name = error_name(w, iset.targets, sup.targets, sup.since)
+                externs[name] = None
+            functions += wr.overloads()
+        helpers += list(hp.defs.values())
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+    return {"guard": f"PTXGEN_PTX_{stem.upper()}_HPP", "enums": enums, "helpers": helpers,
+            "functions": functions, "externs": sorted(externs),
+            "notice": [escape.cpp_comment_text(x) for x in generated_notice(
+                [rel, "spec/targets.yaml"], "ptx/instructions.hpp.j2")],
+            "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
+
+
+def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
+                ops_macros: set[int]) -> dict[str, Any]:
+    t = iset.targets
+    detect = []
+    for suffix in ("a", "f", ""):
+        for i, x in enumerate(t.targets):
+            if x.suffix != suffix:
+                continue
+            arch = x.cuda_arch
+            if suffix == "a":
+                test = (f"(defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == {arch}) "
+                        f"|| defined(__CUDA_ARCH_FEAT_SM{x.sm}_ALL)")
+            elif suffix == "f":
+                test = (f"defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && "
+                        f"__CUDA_ARCH_FAMILY_SPECIFIC__ == {arch}")
+            else:
+                test = f"__CUDA_ARCH__ == {arch}"
+            detect.append({"test": test, "index": i, "name": x.name})
+    vmacros = [{"name": f"PTXGEN_PTX_V{s}_{c}",
+                "text": escape.cpp_str("{" + ", ".join(f"%{s + i}" for i in range(c)) + "}")}
+               for s, c in sorted(vector_macros)]
+    omacros = [{"count": c, "ops": ", ".join(f"C(X[{i}])" for i in range(c))}
+               for c in sorted(ops_macros)]
+    return {"detect": detect, "targets": [x.name for x in t.targets],
+            "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
+            "notice": [escape.cpp_comment_text(x) for x in generated_notice(
+                ["spec/targets.yaml"], "ptx/target.hpp.j2")]}
+
+
+def _prov_text(p: Any) -> str:
+    parts = [f"seed {', '.join(p.seeds)}"] if p.seeds else []
+    if p.ptxas:
+        parts.append(f"ptxas 13.0: {p.ptxas}")
+    if p.note:
+        parts.append(f"note {p.note}")
+    return "; ".join(parts) or "-"
+
+
+def docs_view(iset: InstructionSet) -> dict[str, Any]:
+    md = escape.md_cell
+    out = []
+    from_ptxas: list[str] = []
+    for ins in iset.instructions:
+        def ptxas_only(what: str, p: Any, ins: Instruction = ins) -> None:
+            if p.from_ptxas:
+                from_ptxas.append(escape.md_text(f"{ins.name}: {what}: {p.ptxas}"))
+
+        quals = []
+        for q in ins.qualifiers:
+            vals = "flag" if q.flag else ", ".join(q.values) + (" (optional)" if q.optional
+                                                                else "")
+            quals.append({"name": md(q.name), "text": md(q.text), "allowed": md(vals),
+                          "provenance": md(_prov_text(q.provenance))})
+            ptxas_only(f"qualifier {q.name}", q.provenance)
+        ops = []
+        for o in ins.operands:
+            if o.choice:
+                typ = " or ".join(f"{a.name}: {a.kind} {a.type}" for a in o.choice)
+            elif o.elements:
+                typ = "{" + ", ".join(n for n, _ in o.elements) + "} immediates"
+            else:
+                typ = f"{o.type}" if o.type is not None else f"{o.values}"
+            when = ("optional" if o.optional else "always") + (
+                f", only when {o.when.text()}" if o.when.items else "")
+            ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),
+                        "when": md(when), "provenance": md(_prov_text(o.provenance))})
+            ptxas_only(f"operand {o.name}", o.provenance)
+        combos = []
+        for c in ins.combinations:
+            g = c.gate
+            combos.append({"id": md(c.id), "match": md(c.match.text()),
+                           "targets": md(", ".join(g.selectors) if g and g.selectors else "all"),
+                           "since": md(g.since or "-") if g else "-",
+                           "provenance": md(_prov_text(c.provenance))})
+            ptxas_only(f"combination {c.id}", c.provenance)
+        rules = []
+        for r in ins.rules:
+            then = r.require.text() if r.require.items else ""
+            if r.forbid:
+                then += (", " if then else "") + f"not ({r.forbid.text()})"
+            if r.equal:
+                then += (", " if then else "") + " = ".join(r.equal)
+            rules.append({"id": md(r.id), "when": md(r.when.text()),
+                          "then": md(f"{then}: {r.message}"),
+                          "provenance": md(_prov_text(r.provenance))})
+            ptxas_only(f"rule {r.id} ({r.message})", r.provenance)
+        gates = []
+        for gt in ins.gates:
+            gates.append({"id": md(gt.id), "when": md(gt.when.text()),
+                          "targets": md(", ".join(gt.selectors) or "all"),
+                          "since": md(gt.since or "-"),
+                          "provenance": md(_prov_text(gt.provenance))})
+            ptxas_only(f"gate {gt.id}", gt.provenance)
+        out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
+                    "description": escape.md_text(ins.description), "forms": len(ins.forms),
+                    "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
+                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates})
+    t = iset.targets
+    total = sum(len(i.forms) for i in iset.instructions)
+    return {
+        "summary": escape.md_text(
+            f"{len(iset.instructions)} instructions, {total} valid forms, "
+            f"{len(t.pairs())} (target, PTX ISA version) pairs: "
+            f"{total * len(t.pairs())} form x target x version answers, all derived from "
+            "the rules below and checked against ptxas 13.0 by "
+            "generated/tests/test_ptxas_conformance.py."),
+        "targets": escape.md_text(", ".join(x.name for x in t.targets)),
+        "versions": escape.md_text(f"{t.versions[0]} ... {t.versions[-1]}"),
+        "instructions": out, "from_ptxas": from_ptxas,
+        "notes": [{"id": md(n.id), "where": md(n.spec_file), "text": escape.md_text(n.text)}
+                  for n in iset.notes],
+    }
+
+
+def emit(spec: Spec) -> Files:
+    iset = spec.instructions
+    if iset is None:
+        return {}
+    by_file: dict[str, list[Instruction]] = {}
+    for ins in iset.instructions:
+        by_file.setdefault(ins.spec_file, []).append(ins)
+    files: Files = {}
+    vector_macros: set[tuple[int, int]] = set()
+    ops_macros: set[int] = set()
+    headers = []
+    for rel, instrs in by_file.items():
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+        headers.append(f"ptx/{stem}.hpp")
+        files[f"{OUT}/{stem}.hpp"] = render(
+            "ptx/instructions.hpp.j2",
+            **header_view(iset, rel, instrs, vector_macros, ops_macros))
+    files[f"{OUT}/target.hpp"] = render("ptx/target.hpp.j2",
+                                        **target_view(iset, vector_macros, ops_macros))
+    files["docs/instructions.md"] = render(
+        "ptx/instructions.md.j2", **docs_view(iset),
+        notice=[escape.md_text(x) for x in generated_notice(
+            ["spec/targets.yaml", *sorted({i.spec_file for i in iset.instructions})],
+            "ptx/instructions.md.j2")])
+    files["include/ptxgen/ptx.hpp"] = render(
+        "ptx/umbrella.hpp.j2", headers=sorted(headers),
+        notice=[escape.cpp_comment_text(x) for x in generated_notice(
+            sorted({i.spec_file for i in iset.instructions}), "ptx/umbrella.hpp.j2")])
+    return files
+
+
+# -- calling the wrappers (the nvcc tests and the benchmark build kernels with this) ------
+
+def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
+    """{form key: how to call its wrapper}: the function, its explicit template
+    arguments (in order) and the operands with their C++ types."""
+    out: dict[str, dict[str, Any]] = {}
+    helpers = _Helpers(ins)
+    for w in ins.wrappers:
+        wr = _Wrapper(ins, w, helpers, set(), set())
+        order = [q for q in sorted(wr.free, key=lambda q: q.optional)]
+        values = _Cond(ins, {}, {})
+        for f in wr.forms:
+            variant = dict(f.variant)
+            suffix = "".join(a.suffix for o in ins.operands if o.choice
+                             for a in o.choice if a.name == variant.get(o.name))
+            targs = [values.value(q, f.params[q.name]) for q in order]
+            targs = [f"{NS}::{a}" if "::" in a else a for a in targs]
+            ops = []
+            for u in f.operands:
+                kind = u.kind
+                ctype = operand_type(str(u.type), kind)[0] if u.type and u.type != "pred" \
+                    else "bool"
+                ops.append({"name": u.name, "kind": kind, "ctype": ctype, "count": u.count,
+                            "io": wr.io(u.name), "values": u.values,
+                            "elements": [v for _, v in u.elements]})
+            assert ins.targets is not None
+            out[f.key] = {"function": f"{NS}::{escape.ident(w.name + suffix)}",
+                          "template_args": targs, "operands": ops, "opcode": f.opcode,
+                          "form": f, "error": error_name(w, ins.targets, f.support.targets,
+                                                         f.support.since)}
+    return out

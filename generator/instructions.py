@@ -1,0 +1,1100 @@
+"""The instruction model: targets, instruction syntax, rules and gating.
+
+Built from the validated ``spec/targets.yaml`` and ``spec/instructions/*.yaml``
+data (plain dicts, as YAML loads them) and from the same data embedded in the
+generated module ``ptxgen.isa.ptx``. This module imports neither YAML nor
+Jinja nor JSON Schema, so ``ptxgen support`` and the generated Python builders
+can use it directly.
+
+Everything derived from the rules is computed here, once: the set of valid
+forms of every instruction (qualifier values plus operand variant), the
+operand layout of each form, and each form's support (the targets and the
+PTX ISA version), from which the full form x target x version matrix follows.
+
+Values of qualifiers and operand choices are kept as strings: ``"1"`` for the
+integer 1, ``"true"`` / ``"false"`` for flags and optional operands, ``"none"``
+for a left-out optional qualifier.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+NONE = "none"
+TRUE = "true"
+FALSE = "false"
+
+
+def norm(value: object) -> str:
+    """The string form of a spec value (``True`` -> ``"true"``, ``1`` -> ``"1"``)."""
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    return str(value)
+
+
+def vkey(version: str) -> tuple[int, int]:
+    """``"8.6"`` -> (8, 6), for ordering PTX ISA versions."""
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
+
+
+_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+def parse_target(name: str) -> tuple[int, str]:
+    m = _TARGET.match(name)
+    if not m:
+        raise ValueError(f"{name!r} is not a target name (sm_NN, sm_NNa or sm_NNf)")
+    return int(m.group(1)), m.group(2)
+
+
+# ---------------------------------------------------------------------------
+# targets
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    sm: int
+    suffix: str  # "" | "a" | "f"
+    since: str
+    until: str | None  # first version at which the target no longer exists (renamed)
+    family: str | None
+    ptxas_arch: str
+    nvcc: bool
+    renamed_to: str | None = None
+
+    @property
+    def cuda_arch(self) -> int:
+        """The value of ``__CUDA_ARCH__`` when compiling for this target."""
+        return self.sm * 10
+
+    def exists_at(self, version: str) -> bool:
+        v = vkey(version)
+        return vkey(self.since) <= v and (self.until is None or v < vkey(self.until))
+
+
+@dataclass(frozen=True)
+class Targets:
+    versions: tuple[str, ...]
+    targets: tuple[Target, ...]
+    families: Mapping[str, tuple[int, ...]]
+    suffix_macros: Mapping[str, tuple[str, ...]]
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+    @cached_property
+    def by_name(self) -> dict[str, Target]:
+        return {t.name: t for t in self.targets}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.targets)
+
+    def get(self, name: str) -> Target:
+        return self.by_name[name]
+
+    def select(self, selector: str) -> frozenset[str]:
+        """The targets a selector names.
+
+        ``sm_NN+``: every target from sm_NN (any suffix); ``sm_NNf``: the
+        ``a`` and ``f`` targets of sm_NN's family from sm_NN on; ``sm_NNa``:
+        exactly that target.
+        """
+        if selector.endswith("+"):
+            sm, _ = parse_target(selector[:-1])
+            return frozenset(t.name for t in self.targets if t.sm >= sm)
+        sm, suffix = parse_target(selector)
+        if selector not in self.by_name:
+            raise KeyError(f"unknown target {selector!r}")
+        if suffix == "a":
+            return frozenset({selector})
+        if suffix == "f":
+            fam = self.by_name[selector].family
+            return frozenset(t.name for t in self.targets
+                             if t.family == fam and t.sm >= sm and t.suffix in ("a", "f"))
+        raise ValueError(f"{selector!r}: a plain target is not a selector; write {selector}+ "
+                         "(that target and every later one)")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (target, version) pair of the matrix."""
+        return [(t.name, v) for t in self.targets for v in self.versions if t.exists_at(v)]
+
+    def first_version(self, target: str, since: str | None) -> str | None:
+        """The first version at which ``target`` supports a feature that needs ``since``."""
+        t = self.by_name[target]
+        first = t.since if since is None or vkey(since) < vkey(t.since) else since
+        return first if t.exists_at(first) else None
+
+
+def build_targets(data: Mapping[str, Any]) -> Targets:
+    versions = tuple(data["ptx_isa_versions"])
+    fam_of: dict[int, str] = {}
+    families: dict[str, tuple[int, ...]] = {}
+    for fam in data.get("families", []):
+        families[fam["name"]] = tuple(fam["members"])
+        for sm in fam["members"]:
+            fam_of[sm] = fam["name"]
+    renames = {r["from"]: (r["to"], r["version"]) for r in data.get("renames", [])}
+    out = []
+    for t in data["targets"]:
+        sm, suffix = parse_target(t["name"])
+        until = renames[sm][1] if sm in renames else None
+        renamed = f"sm_{renames[sm][0]}{suffix}" if sm in renames else None
+        out.append(Target(t["name"], sm, suffix, t["since"], until,
+                          fam_of.get(sm) if suffix or sm in fam_of else None,
+                          t.get("ptxas_arch", t["name"]), t.get("nvcc", True), renamed))
+    macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
+    return Targets(versions, tuple(out), families, macros)
+
+
+# ---------------------------------------------------------------------------
+# conditions and value specs
+# ---------------------------------------------------------------------------
+
+def _range_values(r: Mapping[str, Any]) -> tuple[int, ...] | None:
+    if "to" not in r:
+        return None
+    return tuple(range(r["from"], r["to"] + 1, r.get("step", 1)))
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """The values one name may take in a condition."""
+
+    values: frozenset[str]
+    negate: bool = False
+
+    def __call__(self, value: str) -> bool:
+        return (value in self.values) != self.negate
+
+    @staticmethod
+    def build(raw: Any) -> Matcher:
+        if isinstance(raw, dict) and "not" in raw:
+            return Matcher(frozenset(norm(v) for v in raw["not"]), True)
+        if isinstance(raw, dict):
+            vals = _range_values(raw)
+            if vals is None:
+                raise ValueError("a range in a condition needs 'to'")
+            return Matcher(frozenset(norm(v) for v in vals))
+        if isinstance(raw, list):
+            return Matcher(frozenset(norm(v) for v in raw))
+        return Matcher(frozenset({norm(raw)}))
+
+    def text(self) -> str:
+        vals = sorted(self.values, key=_natural)
+        inner = vals[0] if len(vals) == 1 else "{" + ", ".join(vals) + "}"
+        return f"not {inner}" if self.negate else inner
+
+
+@dataclass(frozen=True)
+class Condition:
+    items: tuple[tuple[str, Matcher], ...]
+
+    @staticmethod
+    def build(raw: Mapping[str, Any] | None) -> Condition:
+        return Condition(tuple((str(k), Matcher.build(v)) for k, v in (raw or {}).items()))
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(k for k, _ in self.items)
+
+    def __call__(self, form: Mapping[str, str]) -> bool:
+        return all(m(form[k]) for k, m in self.items)
+
+    def text(self) -> str:
+        return ", ".join(f"{k} = {m.text()}" for k, m in self.items) or "always"
+
+
+def _natural(s: str) -> list[tuple[int, int | str]]:
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", s) if p]
+
+
+class SpecValueError(ValueError):
+    """A value spec has no value for this form (the spec leaves it undefined)."""
+
+
+def eval_spec(spec: Any, form: Mapping[str, str]) -> Any:
+    """Evaluate a value spec (literal, ``by`` mapping, ``div``) for one form."""
+    if isinstance(spec, dict):
+        if "by" in spec:
+            key = form[spec["by"]]
+            table = {norm(k): v for k, v in spec["values"].items()}
+            if key in table:
+                return eval_spec(table[key], form)
+            if "default" in spec:
+                return eval_spec(spec["default"], form)
+            raise SpecValueError(f"no value for {spec['by']} = {key}")
+        if "div" in spec:
+            name, divisor = spec["div"]
+            return int(form[name]) // divisor
+        if "from" in spec:
+            vals = _range_values(spec)
+            return vals if vals is not None else ("range", spec["from"], None)
+    return spec
+
+
+def spec_names(spec: Any) -> set[str]:
+    """The qualifier names a value spec depends on."""
+    out: set[str] = set()
+    if isinstance(spec, dict):
+        if "by" in spec:
+            out.add(spec["by"])
+            for v in spec["values"].values():
+                out |= spec_names(v)
+            if "default" in spec:
+                out |= spec_names(spec["default"])
+        if "div" in spec:
+            out.add(spec["div"][0])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# instructions
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Provenance:
+    seeds: tuple[str, ...]
+    ptxas: str | None
+    note: str | None
+
+    @staticmethod
+    def build(raw: Mapping[str, Any] | None) -> Provenance:
+        raw = raw or {}
+        return Provenance(tuple(raw.get("seeds", ())), raw.get("ptxas"), raw.get("note"))
+
+    @property
+    def from_ptxas(self) -> bool:
+        """True when no seed states the rule: it was established with ptxas."""
+        return not self.seeds
+
+
+@dataclass(frozen=True)
+class Qualifier:
+    name: str
+    text: str
+    flag: bool
+    optional: bool
+    values: tuple[str, ...]  # without "none"; ("true",) for a flag
+    numeric: bool
+    derived: tuple[str, ...]
+    description: str
+    provenance: Provenance
+    aliases: tuple[Alias, ...] = ()
+
+    @property
+    def domain(self) -> tuple[str, ...]:
+        if self.flag:
+            return (FALSE, TRUE)
+        return ((NONE,) if self.optional else ()) + self.values
+
+    @property
+    def absent(self) -> str | None:
+        """The value meaning "left out", or None if the qualifier is required."""
+        if self.flag:
+            return FALSE
+        return NONE if self.optional else None
+
+    def render(self, value: str) -> str:
+        if value in (FALSE, NONE):
+            return ""
+        if self.flag:
+            return self.text
+        return self.text.replace("{}", value)
+
+
+@dataclass(frozen=True)
+class Alias:
+    value: str
+    same_as: str
+    when: Condition
+    condition: str
+    seeds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    name: str
+    kind: str
+    type: Any
+    count: Any
+    description: str
+    suffix: str
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    kind: str  # register | address | vector | predicate | immediate | immediates | choice
+    type: Any
+    count: Any
+    io: str
+    values: Any
+    elements: tuple[tuple[str, Any], ...]
+    optional: bool
+    when: Condition
+    description: str
+    choice: tuple[Alternative, ...]
+    provenance: Provenance
+
+    @property
+    def is_param(self) -> bool:
+        """Whether forms differ by this operand (a choice, or optional)."""
+        return bool(self.choice) or self.optional
+
+    @property
+    def domain(self) -> tuple[str, ...]:
+        if self.choice:
+            return tuple(a.name for a in self.choice)
+        return (FALSE, TRUE)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    when: Condition
+    require: Condition
+    forbid: Condition | None
+    equal: tuple[str, ...]
+    message: str
+    provenance: Provenance
+    # Violations ptxas 13.0 accepts although the rule (from a seed) refuses them.
+    ptxas_accepts: Condition | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        out = self.when.names | self.require.names | frozenset(self.equal)
+        return out | self.forbid.names if self.forbid else out
+
+    def holds(self, form: Mapping[str, str]) -> bool:
+        if not self.when(form):
+            return True
+        if not self.require(form):
+            return False
+        if self.forbid is not None and self.forbid(form):
+            return False
+        return len({form[n] for n in self.equal}) <= 1
+
+
+@dataclass(frozen=True)
+class Gate:
+    id: str
+    when: Condition
+    targets: frozenset[str] | None
+    selectors: tuple[str, ...]
+    since: str | None
+    provenance: Provenance
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Combination:
+    id: str
+    match: Condition
+    operands: Mapping[str, Any]
+    gate: Gate | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    name: str
+    when: Condition
+
+
+@dataclass(frozen=True)
+class Support:
+    """Where a form is supported: these targets, from this PTX ISA version."""
+
+    targets: frozenset[str]
+    since: str | None
+    gates: tuple[str, ...]
+
+    def matrix(self, targets: Targets) -> dict[str, str]:
+        """{target: first PTX ISA version} for every target that supports the form."""
+        out = {}
+        for t in targets.targets:
+            if t.name in self.targets:
+                first = targets.first_version(t.name, self.since)
+                if first is not None:
+                    out[t.name] = first
+        return out
+
+    def supported(self, targets: Targets, target: str, version: str) -> bool:
+        t = targets.get(target)
+        return (target in self.targets and t.exists_at(version)
+                and (self.since is None or vkey(version) >= vkey(self.since)))
+
+
+@dataclass(frozen=True)
+class OperandUse:
+    """One operand of one form: its resolved kind, register type and count."""
+
+    name: str
+    kind: str
+    type: str | None
+    count: int | None
+    io: str
+    values: tuple[int, ...] | tuple[str, int, None] | None
+    elements: tuple[tuple[str, Any], ...]
+    alternative: str | None  # the chosen alternative of a choice operand
+
+
+@dataclass(frozen=True)
+class Form:
+    """One valid form: every qualifier and operand choice has a value."""
+
+    instruction: Instruction
+    values: tuple[tuple[str, str], ...]
+
+    @cached_property
+    def params(self) -> dict[str, str]:
+        return dict(self.values)
+
+    @cached_property
+    def opcode(self) -> str:
+        return self.instruction.render_opcode(self.params)
+
+    @cached_property
+    def variant(self) -> tuple[tuple[str, str], ...]:
+        """The operand part of the form: choices and optional operands."""
+        ops = {o.name for o in self.instruction.operands if o.is_param}
+        return tuple((k, v) for k, v in self.values if k in ops)
+
+    @property
+    def variant_text(self) -> str:
+        return variant_text(self.instruction, self.variant)
+
+    @cached_property
+    def support(self) -> Support:
+        return self.instruction.support(self.params)
+
+    @cached_property
+    def combination(self) -> Combination | None:
+        return self.instruction.combination_of(self.params)
+
+    @cached_property
+    def operands(self) -> tuple[OperandUse, ...]:
+        return self.instruction.operand_uses(self.params, self.combination)
+
+    @property
+    def key(self) -> str:
+        v = self.variant_text
+        return f"{self.opcode} [{v}]" if v else self.opcode
+
+
+def variant_text(ins: Instruction, variant: Iterable[tuple[str, str]]) -> str:
+    """``a=a_tmem, disable_output_lane`` for the operand choices of a form."""
+    parts = []
+    for name, value in variant:
+        op = ins.operand(name)
+        if op.choice:
+            if value != op.choice[0].name:
+                parts.append(value)
+        elif value == TRUE:
+            parts.append(name)
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    name: str
+    id: str
+    title: str
+    description: str
+    qualifiers: tuple[Qualifier, ...]
+    operands: tuple[Operand, ...]
+    combinations: tuple[Combination, ...]
+    rules: tuple[Rule, ...]
+    gates: tuple[Gate, ...]
+    wrappers: tuple[Wrapper, ...]
+    clobbers_memory: bool
+    memory_reason: str
+    provenance: Provenance
+    spec_file: str
+    seed_syntax: tuple[tuple[str, str, Condition], ...] = ()
+    examples: tuple[Mapping[str, Any], ...] = ()
+    targets: Targets | None = field(default=None, compare=False, repr=False)
+
+    # -- parameters -----------------------------------------------------------
+    @cached_property
+    def params(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(name, domain) of every qualifier and operand choice, in syntax order."""
+        out = [(q.name, q.domain) for q in self.qualifiers]
+        out += [(o.name, o.domain) for o in self.operands if o.is_param]
+        return tuple(out)
+
+    @cached_property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.params)
+
+    def qualifier(self, name: str) -> Qualifier:
+        for q in self.qualifiers:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def operand(self, name: str) -> Operand:
+        for o in self.operands:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    # -- validity -------------------------------------------------------------
+    def operand_ok(self, op: Operand, form: Mapping[str, str]) -> bool:
+        """An optional operand may only be given where its condition holds."""
+        return not (op.optional and form[op.name] == TRUE and not op.when(form))
+
+    def combination_of(self, form: Mapping[str, str]) -> Combination | None:
+        for c in self.combinations:
+            if self._in_combination(c, form):
+                return c
+        return None
+
+    def _in_combination(self, c: Combination, form: Mapping[str, str]) -> bool:
+        if not c.match(form):
+            return False
+        named = c.match.names
+        return all(form[q.name] == q.absent for q in self.qualifiers
+                   if q.absent is not None and q.name not in named)
+
+    def violations(self, form: Mapping[str, str]) -> list[str]:
+        """Why a full assignment is not a valid form (empty if it is)."""
+        out = [r.message for r in self.rules if not r.holds(form)]
+        for op in self.operands:
+            if not self.operand_ok(op, form):
+                out.append(f"operand {op.name} is not allowed here (only when {op.when.text()})")
+        if self.combinations and self.combination_of(form) is None and not out:
+            out.append("no valid combination of " + ", ".join(self._combination_names())
+                       + " matches")
+        return out
+
+    def _combination_names(self) -> list[str]:
+        names: list[str] = []
+        for c in self.combinations:
+            for n in c.match.names:
+                if n not in names:
+                    names.append(n)
+        return [n for n in self.param_names if n in names]
+
+    def is_valid(self, form: Mapping[str, str]) -> bool:
+        return not self.violations(form)
+
+    # -- enumeration ----------------------------------------------------------
+    @cached_property
+    def forms(self) -> tuple[Form, ...]:
+        """Every valid form, in a stable order (syntax order of the values)."""
+        found: dict[tuple[tuple[str, str], ...], None] = {}
+        for c in self.combinations or (None,):
+            for values in self._search(c):
+                found.setdefault(values, None)
+        return tuple(Form(self, v) for v in found)
+
+    def _search(self, comb: Combination | None) -> Iterator[tuple[tuple[str, str], ...]]:
+        names = self.param_names
+        domains: list[tuple[str, ...]] = []
+        matchers = dict(comb.match.items) if comb else {}
+        for q_name, dom in self.params:
+            if q_name in matchers:
+                dom = tuple(v for v in dom if matchers[q_name](v))
+            elif comb is not None:
+                q = next((q for q in self.qualifiers if q.name == q_name), None)
+                if q is not None and q.absent is not None:
+                    dom = (q.absent,)
+            domains.append(dom)
+        index = {n: i for i, n in enumerate(names)}
+        checks: list[list[Any]] = [[] for _ in names]
+        for r in self.rules:
+            checks[max(index[n] for n in r.names)].append(r.holds)
+        for op in self.operands:
+            if op.optional:
+                deps = op.when.names | {op.name}
+                checks[max(index[n] for n in deps)].append(
+                    lambda f, op=op: self.operand_ok(op, f))
+        form: dict[str, str] = {}
+
+        def walk(i: int) -> Iterator[tuple[tuple[str, str], ...]]:
+            if i == len(names):
+                yield tuple((n, form[n]) for n in names)
+                return
+            for v in domains[i]:
+                form[names[i]] = v
+                if all(check(form) for check in checks[i]):
+                    yield from walk(i + 1)
+            del form[names[i]]
+
+        yield from walk(0)
+
+    @cached_property
+    def by_opcode(self) -> dict[str, tuple[Form, ...]]:
+        out: dict[str, list[Form]] = {}
+        for f in self.forms:
+            out.setdefault(f.opcode, []).append(f)
+        return {k: tuple(v) for k, v in out.items()}
+
+    # -- support --------------------------------------------------------------
+    def support(self, form: Mapping[str, str]) -> Support:
+        assert self.targets is not None
+        allowed = frozenset(self.targets.names)
+        since: str | None = None
+        used = []
+        gates = list(self.gates)
+        comb = self.combination_of(form) if self.combinations else None
+        if comb is not None and comb.gate is not None:
+            gates.insert(0, comb.gate)
+        for g in gates:
+            if not g.when(form):
+                continue
+            used.append(g.id)
+            if g.targets is not None:
+                allowed &= g.targets
+            if g.since is not None and (since is None or vkey(g.since) > vkey(since)):
+                since = g.since
+        return Support(allowed, since, tuple(used))
+
+    # -- text -----------------------------------------------------------------
+    def render_opcode(self, form: Mapping[str, str]) -> str:
+        return self.name + "".join(q.render(form[q.name]) for q in self.qualifiers)
+
+    def parse_opcode(self, text: str) -> tuple[list[dict[str, str]], int, set[str]]:
+        """All qualifier assignments that render as ``text``.
+
+        Also returns how far the longest partial parse got and the qualifier
+        texts that would have been accepted there (for error messages).
+        """
+        if not text.startswith(self.name):
+            return [], 0, {self.name}
+        results: list[dict[str, str]] = []
+        best = [len(self.name), set()]  # type: list[Any]
+
+        def walk(i: int, pos: int, acc: dict[str, str]) -> None:
+            if pos > best[0]:
+                best[0], best[1] = pos, set()
+            if i == len(self.qualifiers):
+                if pos == len(text):
+                    results.append(dict(acc))
+                elif pos == best[0]:
+                    best[1].add("(end)")
+                return
+            q = self.qualifiers[i]
+            if q.absent is not None:
+                acc[q.name] = q.absent
+                walk(i + 1, pos, acc)
+            for v in q.values if not q.flag else (TRUE,):
+                piece = q.render(v)
+                if text.startswith(piece, pos):
+                    acc[q.name] = v
+                    walk(i + 1, pos + len(piece), acc)
+                elif pos == best[0]:
+                    best[1].add(piece)
+            acc.pop(q.name, None)
+
+        walk(0, len(self.name), {})
+        return results, best[0], best[1]
+
+    # -- operands -------------------------------------------------------------
+    def operand_uses(self, form: Mapping[str, str],
+                     comb: Combination | None) -> tuple[OperandUse, ...]:
+        out = []
+        for op in self.operands:
+            if op.optional:
+                if form[op.name] != TRUE:
+                    continue
+            elif not op.when(form):
+                continue
+            kind, typ, count, alt = op.kind, op.type, op.count, None
+            if op.choice:
+                a = next(a for a in op.choice if a.name == form[op.name])
+                kind, typ, count, alt = a.kind, a.type, a.count, a.name
+            if comb is not None and op.name in comb.operands:
+                count = comb.operands[op.name]
+            out.append(OperandUse(
+                name=alt or op.name, kind=kind,
+                type=None if typ is None else str(eval_spec(typ, form)),
+                count=None if count is None else int(eval_spec(count, form)),
+                io=op.io, values=None if op.values is None else eval_spec(op.values, form),
+                elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
+                alternative=alt))
+        return tuple(out)
+
+    # -- wrappers -------------------------------------------------------------
+    def wrapper_of(self, form: Form) -> Wrapper:
+        for w in self.wrappers:
+            if w.when(form.params):
+                return w
+        raise KeyError(f"{form.key}: no wrapper")
+
+
+def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str = "") -> Instruction:
+    def prov(r: Mapping[str, Any]) -> Provenance:
+        """An element's provenance; without one it is the instruction's (its seed section)."""
+        return Provenance.build(r.get("provenance", raw.get("provenance")))
+
+    def gate(gid: str, r: Mapping[str, Any], when: Condition) -> Gate:
+        sel = tuple(r.get("targets", ()))
+        tset: frozenset[str] | None = None
+        if sel:
+            tset = frozenset().union(*(targets.select(s) for s in sel))
+        return Gate(gid, when, tset, sel, r.get("since"), prov(r), r.get("description", ""))
+
+    quals = []
+    for q in raw["qualifiers"]:
+        vals: tuple[Any, ...]
+        if q.get("flag"):
+            vals = (TRUE,)
+        elif isinstance(q["values"], dict):
+            vals = _range_values(q["values"]) or ()
+        else:
+            vals = tuple(q["values"])
+        numeric = not q.get("flag") and all(isinstance(v, int) for v in vals)
+        aliases = tuple(Alias(norm(a["value"]), norm(a["same_as"]), Condition.build(a["when"]),
+                              a["condition"], tuple(a["seeds"])) for a in q.get("aliases", ()))
+        quals.append(Qualifier(q["name"], q["text"], bool(q.get("flag")),
+                               bool(q.get("flag") or q.get("optional")),
+                               tuple(norm(v) for v in vals), numeric, tuple(q.get("derived", ())),
+                               " ".join(q.get("description", "").split()), prov(q), aliases))
+    ops = []
+    for o in raw["operands"]:
+        choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),
+                                   " ".join(a.get("description", "").split()), a.get("suffix", ""))
+                       for a in o.get("choice", ()))
+        kind = "choice" if choice else o["kind"]
+        typ = o.get("type", "pred" if kind == "predicate" else None)
+        io = o.get("io", "in")
+        ops.append(Operand(o["name"], kind, typ, o.get("count"), io, o.get("values"),
+                           tuple((e["name"], e["values"]) for e in o.get("elements", ())),
+                           bool(o.get("optional")), Condition.build(o.get("when")),
+                           " ".join(o.get("description", "").split()), choice, prov(o)))
+    combos = []
+    for c in raw.get("combinations", ()):
+        when = Condition.build(c["match"])
+        g = gate(c["id"], c, when) if ("targets" in c or "since" in c) else None
+        combos.append(Combination(c["id"], when, dict(c.get("operands", {})), g, prov(c)))
+    rules = tuple(Rule(r["id"], Condition.build(r["when"]), Condition.build(r.get("require")),
+                       Condition.build(r["forbid"]) if "forbid" in r else None,
+                       tuple(r.get("equal", ())), " ".join(r["message"].split()), prov(r),
+                       Condition.build(r["ptxas_accepts"]) if "ptxas_accepts" in r else None)
+                  for r in raw.get("rules", ()))
+    gates = tuple(gate(g["id"], g, Condition.build(g["when"])) for g in raw.get("gates", ()))
+    wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
+    clob = raw.get("clobbers", {})
+    seed_syntax = tuple((s["seed"], s["block"], Condition.build(s["when"]))
+                        for s in raw.get("seed_syntax", ()))
+    return Instruction(
+        name=raw["name"], id=raw["id"], title=raw.get("title", ""),
+        description=" ".join(raw.get("description", "").split()), qualifiers=tuple(quals),
+        operands=tuple(ops), combinations=tuple(combos), rules=rules, gates=gates,
+        wrappers=wrappers, clobbers_memory="memory" in clob,
+        memory_reason=" ".join(clob.get("memory", "").split()),
+        provenance=prov(raw), spec_file=spec_file, seed_syntax=seed_syntax,
+        examples=tuple(raw.get("examples", ())), targets=targets)
+
+
+@dataclass(frozen=True)
+class Note:
+    id: str
+    seeds: tuple[str, ...]
+    text: str
+    spec_file: str
+
+
+@dataclass(frozen=True)
+class InstructionSet:
+    targets: Targets
+    instructions: tuple[Instruction, ...]
+    notes: tuple[Note, ...] = ()
+    # The data it was built from: (targets data, ((spec file, instruction file data), ...)).
+    data: tuple[Mapping[str, Any], tuple[tuple[str, Mapping[str, Any]], ...]] | None = field(
+        default=None, compare=False, repr=False)
+
+    def get(self, ident: str) -> Instruction:
+        for i in self.instructions:
+            if i.id == ident:
+                return i
+        raise KeyError(ident)
+
+    def for_opcode(self, text: str) -> list[Instruction]:
+        """The instructions whose fixed name ``text`` starts with (longest first)."""
+        cands = [i for i in self.instructions
+                 if text == i.name or text.startswith(i.name + ".")]
+        return sorted(cands, key=lambda i: -len(i.name))
+
+
+def build_instruction_set(targets_data: Mapping[str, Any],
+                          files: Sequence[tuple[str, Mapping[str, Any]]]) -> InstructionSet:
+    """Build from the targets spec and (spec file, data) of each instruction file."""
+    targets = build_targets(targets_data)
+    instrs: list[Instruction] = []
+    notes: list[Note] = []
+    for rel, data in files:
+        for raw in data["instructions"]:
+            instrs.append(build_instruction(raw, targets, rel))
+        notes += [Note(n["id"], tuple(n["seeds"]), " ".join(n["text"].split()), rel)
+                  for n in data.get("notes", ())]
+    notes += [Note(n["id"], tuple(n["seeds"]), " ".join(n["text"].split()), "spec/targets.yaml")
+              for n in targets_data.get("notes", ())]
+    return InstructionSet(targets, tuple(instrs), tuple(notes), (targets_data, tuple(files)))
+
+
+def form_digest(ins: Instruction) -> str:
+    """A digest of every valid form of ``ins`` with its support matrix.
+
+    The generator records it next to the data it embeds in ``ptxgen.isa.ptx``;
+    a generated test recomputes it from that data, which proves the embedded
+    rules reproduce the model's forms exactly.
+    """
+    import hashlib
+
+    assert ins.targets is not None
+    h = hashlib.sha256()
+    for f in ins.forms:
+        matrix = f.support.matrix(ins.targets)
+        h.update(f"{f.key}\t{','.join(f'{t}@{v}' for t, v in matrix.items())}\n".encode())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# answering questions about an opcode (``ptxgen support``, the builders)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Lookup:
+    """The result of looking an opcode up: its valid forms, or why there are none."""
+
+    opcode: str
+    instruction: Instruction | None
+    forms: tuple[Form, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.forms)
+
+
+def lookup(iset: InstructionSet, opcode: str) -> Lookup:
+    """The valid forms written ``opcode`` (one per operand variant), or why there are none.
+
+    Reads the qualifiers back from the text and checks every operand variant
+    against the rules directly, so it does not enumerate the instruction.
+    """
+    cands = iset.for_opcode(opcode)
+    if not cands:
+        known = ", ".join(sorted(i.name for i in iset.instructions))
+        return Lookup(opcode, None, (), (f"unknown instruction; known: {known}",))
+    problems: list[str] = []
+    for ins in cands:
+        parses, _, _ = ins.parse_opcode(opcode)
+        forms = []
+        for qual in parses:
+            for variant in _variants(ins, qual):
+                params = {**qual, **variant}
+                if ins.is_valid(params):
+                    forms.append(Form(ins, tuple((n, params[n]) for n in ins.param_names)))
+        if forms:
+            return Lookup(opcode, ins, tuple(forms), ())
+        problems.extend(explain(ins, opcode))
+    return Lookup(opcode, cands[0], (), tuple(problems))
+
+
+def explain(ins: Instruction, opcode: str) -> list[str]:
+    """Why ``opcode`` is not a valid form of ``ins``."""
+    parses, pos, expected = ins.parse_opcode(opcode)
+    if not parses:
+        rest = opcode[pos:] or "(end)"
+        exp = sorted(expected, key=_natural)
+        shown = ", ".join(exp[:12]) + (", ..." if len(exp) > 12 else "")
+        return [f"{ins.name}: cannot read {rest!r} after {opcode[:pos]!r}; expected one of: "
+                f"{shown}"]
+    out: list[str] = []
+    for qual in parses:
+        # Report the operand variant that comes closest (fewest problems, fewest
+        # optional operands): its problems are the qualifiers' own.
+        best = min((ins.violations({**qual, **v}) for v in _variants(ins, qual)),
+                   key=len, default=["not a valid form"])
+        out.extend(f"{ins.name}: {m}" for m in best or ["not a valid form"])
+    return list(dict.fromkeys(out))
+
+
+def _variants(ins: Instruction, qual: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """Every operand variant, those with fewer optional operands first."""
+    ops = [o for o in ins.operands if o.is_param]
+    combos = sorted(itertools.product(*(o.domain for o in ops)),
+                    key=lambda c: sum(v == TRUE for v in c))
+    for combo in combos:
+        yield {o.name: v for o, v in zip(ops, combo, strict=True)}
+
+
+# ---------------------------------------------------------------------------
+# rendering PTX text (the Python builders)
+# ---------------------------------------------------------------------------
+
+class PtxFormError(ValueError):
+    """The qualifiers or operands given to a builder do not form a valid instruction."""
+
+
+def _check_imm(where: str, value: object, allowed: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise PtxFormError(f"{where}: {value!r} is not an integer immediate")
+    if isinstance(allowed, tuple) and allowed[:1] == ("range",):
+        lo = allowed[1]
+        if value < lo:
+            raise PtxFormError(f"{where}: {value} is not allowed; allowed: {lo} or more")
+    elif allowed is not None and value not in allowed:
+        shown = ", ".join(str(v) for v in allowed)
+        raise PtxFormError(f"{where}: {value} is not allowed; allowed: {shown}")
+    return value
+
+
+def qualifier_value(q: Qualifier, value: object) -> str:
+    """The normalized value of one qualifier keyword argument."""
+    if q.flag:
+        if value is None:
+            return FALSE
+        if not isinstance(value, bool):
+            raise PtxFormError(f"{q.name}: {value!r} is not allowed; allowed: True or False")
+        return norm(value)
+    if value is None:
+        if not q.optional:
+            raise PtxFormError(f"{q.name}: required; allowed: {', '.join(q.values)}")
+        return NONE
+    if q.numeric and (not isinstance(value, int) or isinstance(value, bool)):
+        raise PtxFormError(f"{q.name}: {value!r} is not allowed; allowed: {', '.join(q.values)}")
+    text = norm(value)
+    if text not in q.values:
+        raise PtxFormError(f"{q.name}: {value!r} is not allowed; allowed: {', '.join(q.values)}")
+    return text
+
+
+def render_operand(use: OperandUse, value: object) -> str:
+    """The PTX text of one operand value (a register name, a list, an immediate)."""
+    where = f"operand {use.name}"
+    if use.kind in ("register", "predicate", "address"):
+        if not isinstance(value, str) or not value:
+            raise PtxFormError(f"{where}: expected a register name (str), got {value!r}")
+        return f"[{value}]" if use.kind == "address" else value
+    if use.kind == "vector":
+        if isinstance(value, str) or not isinstance(value, Sequence) or not all(
+                isinstance(v, str) and v for v in value):
+            raise PtxFormError(f"{where}: expected a sequence of {use.count} register names")
+        if len(value) != use.count:
+            raise PtxFormError(f"{where}: {len(value)} registers given; this form takes "
+                               f"{use.count}")
+        return "{" + ", ".join(value) + "}"
+    if use.kind == "immediate":
+        return str(_check_imm(where, value, use.values))
+    if use.kind == "immediates":
+        if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != len(
+                use.elements):
+            raise PtxFormError(f"{where}: expected {len(use.elements)} immediates "
+                               f"({', '.join(n for n, _ in use.elements)})")
+        parts = [str(_check_imm(f"{where}.{n}", v, tuple(vals) if isinstance(vals, list)
+                                else vals))
+                 for (n, vals), v in zip(use.elements, value, strict=True)]
+        return "{" + ", ".join(parts) + "}"
+    raise PtxFormError(f"{where}: unknown operand kind {use.kind}")
+
+
+def build(ins: Instruction, args: Mapping[str, object]) -> str:
+    """Render one instruction from keyword arguments; raise PtxFormError if invalid.
+
+    Qualifiers are given by name (flags as bool, left-out optional qualifiers
+    as None); operands by name, an operand with alternatives by the name of
+    the alternative, optional operands only when wanted.
+    """
+    params: dict[str, str] = {}
+    for q in ins.qualifiers:
+        params[q.name] = qualifier_value(q, args.get(q.name))
+    known = {q.name for q in ins.qualifiers}
+    for op in ins.operands:
+        names = [a.name for a in op.choice] if op.choice else [op.name]
+        known.update(names)
+        given = [n for n in names if args.get(n) is not None]
+        if op.choice:
+            if len(given) != 1:
+                raise PtxFormError(f"operand {op.name}: give exactly one of {', '.join(names)}")
+            params[op.name] = given[0]
+        elif op.optional:
+            params[op.name] = TRUE if given else FALSE
+    unknown = sorted(k for k in args if k not in known)
+    if unknown:
+        raise PtxFormError(f"{ins.name}: unknown argument(s) {', '.join(unknown)}")
+    problems = ins.violations(params)
+    if problems:
+        opcode = ins.render_opcode(params)
+        raise PtxFormError(f"{opcode}: not a valid form: " + "; ".join(problems))
+    comb = ins.combination_of(params) if ins.combinations else None
+    uses = ins.operand_uses(params, comb)
+    used = {u.name for u in uses}
+    for op in ins.operands:
+        for n in ([a.name for a in op.choice] if op.choice else [op.name]):
+            if n not in used and args.get(n) is not None:
+                raise PtxFormError(f"operand {n} is not part of this form "
+                                   f"(only when {op.when.text()})")
+    for u in uses:
+        if args.get(u.name) is None:
+            raise PtxFormError(f"operand {u.name} is required by this form")
+    return render_text(ins, params, uses, args)
+
+
+def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[OperandUse],
+                args: Mapping[str, object]) -> str:
+    """The instruction text for qualifier values and operands, without any validity check
+    (the builders check first; the conformance tests also render invalid forms)."""
+    opcode = ins.render_opcode(params)
+    texts = [render_operand(u, args[u.name]) for u in uses]
+    return f"{opcode} {', '.join(texts)};" if texts else f"{opcode};"
+
+
+def python_value(q: Qualifier, value: str) -> object:
+    """The builder keyword argument for a normalized qualifier value."""
+    if q.flag:
+        return value == TRUE
+    if value == NONE:
+        return None
+    return int(value) if q.numeric else value
+
+
+def first_allowed(values: Any) -> int:
+    """A representative allowed value of an immediate (its first one)."""
+    if isinstance(values, tuple) and values[:1] == ("range",):
+        return int(values[1])
+    if isinstance(values, dict):
+        return int(values["from"])
+    return int(next(iter(values)))
+
+
+def sample(form: Form) -> tuple[dict[str, object], tuple[str, ...]]:
+    """Builder arguments for ``form`` with registers named after the operands,
+    and the PTX ``.reg`` declarations those registers need."""
+    ins = form.instruction
+    args: dict[str, object] = {q.name: python_value(q, form.params[q.name])
+                               for q in ins.qualifiers}
+    operand_args, decls = sample_operands(form.operands)
+    args.update(operand_args)
+    return args, decls
+
+
+def sample_operands(uses: Sequence[OperandUse]) -> tuple[dict[str, object], tuple[str, ...]]:
+    """Operand arguments (registers named after the operands) and their declarations."""
+    args: dict[str, object] = {}
+    decls: list[str] = []
+    for u in uses:
+        if u.kind in ("register", "address", "predicate"):
+            args[u.name] = u.name
+            decls.append(f".reg .{u.type} {u.name};")
+        elif u.kind == "vector":
+            args[u.name] = [f"{u.name}{i}" for i in range(u.count or 0)]
+            decls.append(f".reg .{u.type} {u.name}<{u.count}>;")
+        elif u.kind == "immediate":
+            args[u.name] = first_allowed(u.values)
+        else:
+            args[u.name] = tuple(first_allowed(v) for _, v in u.elements)
+    return args, tuple(decls)

@@ -1,0 +1,138 @@
+"""``ptxgen support OPCODE [--target T] [--ptx-isa X.Y]``: where is a form supported?
+
+Answers from the generated module ``ptxgen.isa.ptx`` (the spec's rules as
+data) through :mod:`ptxgen.instructions`; nothing here reads YAML.
+
+Exit status: 0 the form is valid and supported on the target at the version
+(without --target: the form is valid, its support table is printed); 1 the
+form is valid but not supported there (including a target that does not
+exist at that version) - the places where it is supported are printed; 2 the
+text is not a valid form (raised as :class:`SupportError`, reported on one
+line by the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ptxgen.instructions import Form, InstructionSet, Targets, lookup, vkey
+
+EXIT_SUPPORTED, EXIT_UNSUPPORTED = 0, 1
+
+
+class SupportError(ValueError):
+    """Bad input: not a valid form, an unknown target or version (exit 2)."""
+
+
+def _union(forms: tuple[Form, ...], targets: Targets) -> dict[str, str]:
+    """{target: first version} at which some operand variant of the form is supported."""
+    out: dict[str, str] = {}
+    for f in forms:
+        for t, v in f.support.matrix(targets).items():
+            if t not in out or vkey(v) < vkey(out[t]):
+                out[t] = v
+    return {t.name: out[t.name] for t in targets.targets if t.name in out}
+
+
+def _where(matrix: dict[str, str], targets: Targets) -> str:
+    parts = []
+    for name, first in matrix.items():
+        t = targets.get(name)
+        span = f"from {first}"
+        if t.until is not None:
+            last = [v for v in targets.versions if vkey(v) < vkey(t.until)][-1]
+            span = (f"{first}" if first == last else f"{first}-{last}") + (
+                f" only; renamed {t.renamed_to} from {t.until}")
+        parts.append(f"{name} ({span})")
+    return ", ".join(parts) or "no target"
+
+
+def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targets) -> list[str]:
+    """One note per distinct narrower support, naming the operands its variants share."""
+    groups: dict[tuple[tuple[str, str], ...], list[set[str]]] = {}
+    for f in forms:
+        m = f.support.matrix(targets)
+        if m != union:
+            parts = {p.strip() for p in f.variant_text.split(",") if p.strip()}
+            groups.setdefault(tuple(m.items()), []).append(parts)
+    notes = []
+    for matrix, variants in groups.items():
+        common = set.intersection(*variants)
+        what = ", ".join(sorted(common)) if common else "some operand variants"
+        notes.append(f"with {what}: {_where(dict(matrix), targets)}")
+    return notes
+
+
+def _check_args(targets: Targets, target: str | None, version: str | None) -> str:
+    if version is not None and version not in targets.versions:
+        raise SupportError(f"--ptx-isa: {version!r} is not a PTX ISA version of the spec; "
+                           f"allowed: {', '.join(targets.versions)}")
+    if target is not None and target not in targets.by_name:
+        raise SupportError(f"--target: unknown target {target!r}; known: "
+                           f"{', '.join(targets.names)}")
+    return version or targets.newest
+
+
+def answer(iset: InstructionSet, opcode: str, target: str | None = None,
+           version: str | None = None, as_json: bool = False) -> tuple[int, str]:
+    """(exit status, text for stdout); raises SupportError for exit status 2."""
+    targets = iset.targets
+    asked = _check_args(targets, target, version)
+    found = lookup(iset, opcode)
+    if not found.valid:
+        raise SupportError(f"{opcode}: not a valid form: " + "; ".join(found.problems))
+    union = _union(found.forms, targets)
+    notes = _variant_notes(found.forms, union, targets)
+    assert found.instruction is not None
+    result: dict[str, Any] = {
+        "opcode": opcode, "instruction": found.instruction.name, "valid": True,
+        "ptx_isa": asked, "target": target, "support": union,
+        "variants": [{"operands": f.variant_text, "support": f.support.matrix(targets)}
+                     for f in found.forms],
+    }
+    lines: list[str] = []
+    code = EXIT_SUPPORTED
+    if target is None:
+        shown = {t: v for t, v in union.items()
+                 if version is None or (targets.get(t).exists_at(asked)
+                 and vkey(asked) >= vkey(v))}
+        head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
+                f"{opcode}: a valid {found.instruction.name} form, supported on")
+        lines.append(f"{head} {len(shown)} target(s)")
+        lines += [f"  {t:<8} from PTX ISA {v}" for t, v in shown.items()]
+        result["supported"] = None
+    else:
+        t = targets.get(target)
+        ok = any(f.support.supported(targets, target, asked) for f in found.forms)
+        result["supported"] = ok
+        if ok:
+            lines.append(f"{opcode}: supported on {target} at PTX ISA {asked} "
+                         f"(from {union[target]})")
+        else:
+            code = EXIT_UNSUPPORTED
+            if not t.exists_at(asked):
+                why = (f"{target} does not exist at PTX ISA {asked} "
+                       + (f"(renamed {t.renamed_to} from {t.until})"
+                          if t.until is not None and vkey(asked) >= vkey(t.until)
+                          else f"(it exists from {t.since})"))
+            elif target in union:
+                why = f"needs PTX ISA {union[target]} on {target}"
+            else:
+                why = f"not supported on {target}"
+            lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}")
+            lines.append(f"  supported on: {_where(union, targets)}")
+    lines += [f"  note: {n}" for n in notes]
+    if as_json:
+        return code, json.dumps(result, indent=2)
+    return code, "\n".join(lines)
+
+
+def run(opcode: str, target: str | None, version: str | None, as_json: bool) -> tuple[int, str]:
+    """Answer from the generated rules (``ptxgen.isa.ptx``)."""
+    try:
+        from ptxgen.isa import ptx
+    except ImportError as exc:  # pragma: no cover - only before the first generate
+        raise SupportError(f"the generated module ptxgen.isa.ptx is missing ({exc}); "
+                           "run 'ptxgen generate'") from None
+    return answer(ptx.instruction_set(), opcode.strip(), target, version, as_json)

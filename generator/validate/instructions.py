@@ -1,0 +1,398 @@
+"""Semantic checks of ``spec/targets.yaml`` and ``spec/instructions/*.yaml``.
+
+What the JSON Schema cannot express: names that are unique and valid
+identifiers, every condition naming a real qualifier or operand and one of
+its values, target selectors and versions that exist, note references that
+resolve, rules with no seed that carry ptxas evidence, and the properties of
+the derived form set: every form supported somewhere, every opcode text read
+back as exactly one qualifier assignment, every form in exactly one
+combination and one wrapper, derived qualifiers that really are functions of
+the qualifiers they name, and seed syntax blocks and examples that match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ptxgen import instructions as model
+from ptxgen.errors import Diagnostic
+from ptxgen.load import Document, Path_, load_file
+from ptxgen.validate.semantic import _Checker as _DescriptorChecker
+
+TARGETS_FILE = "targets.yaml"
+
+
+class _Checker(_DescriptorChecker):
+    """The descriptor checks' reporting (err, ident, notes) plus provenance and versions."""
+
+    def note_ref(self, path: Path_, ref: str | None) -> None:
+        if ref is not None:
+            super().note_ref(path, ref)
+
+    def provenance(self, path: Path_, prov: Mapping[str, Any] | None) -> None:
+        if prov is None:
+            return
+        self.note_ref(path + ("note",), prov.get("note"))
+        if not prov.get("seeds") and not prov.get("ptxas"):
+            self.err(path, "a rule that no seed states needs its ptxas evidence "
+                           "(provenance.ptxas)")
+
+    def version(self, path: Path_, version: str | None, versions: tuple[str, ...]) -> None:
+        if version is not None and version not in versions:
+            self.err(path, f"PTX ISA version {version} is not in ptx_isa_versions "
+                           f"({versions[0]} ... {versions[-1]})")
+
+
+# -- targets ----------------------------------------------------------------
+
+def _check_targets(doc: Document) -> list[Diagnostic]:
+    c = _Checker(doc)
+    d = doc.data
+    c.collect_notes(d)
+    versions = tuple(d["ptx_isa_versions"])
+    if len(set(versions)) != len(versions) or list(versions) != sorted(versions,
+                                                                      key=model.vkey):
+        c.err(("ptx_isa_versions",), "versions must be unique and in ascending order")
+    if {s["suffix"] for s in d["suffixes"]} != {"", "a", "f"}:
+        c.err(("suffixes",), "the suffixes '', 'a' and 'f' must each be described once")
+    fam_of: dict[int, str] = {}
+    for i, fam in enumerate(d["families"]):
+        c.note_ref(("families", i, "note"), fam.get("note"))
+        for sm in fam["members"]:
+            if sm in fam_of:
+                c.err(("families", i, "members"), f"sm_{sm} is also in family {fam_of[sm]}")
+            fam_of[sm] = fam["name"]
+    names: dict[str, int] = {}
+    sms = set()
+    for i, t in enumerate(d["targets"]):
+        path: Path_ = ("targets", i)
+        name = t["name"]
+        if name in names:
+            c.err(path + ("name",), f"duplicate target {name!r}")
+        names[name] = i
+        sm, suffix = model.parse_target(name)
+        sms.add(sm)
+        c.version(path + ("since",), t["since"], versions)
+        c.note_ref(path + ("note",), t.get("note"))
+        if suffix == "f" and sm not in fam_of:
+            c.err(path + ("name",), f"{name} is family-specific but sm_{sm} is in no family")
+    for name, i in names.items():
+        sm, suffix = model.parse_target(name)
+        if suffix and f"sm_{sm}" not in names:
+            c.err(("targets", i, "name"), f"{name} needs the baseline target sm_{sm}")
+        arch = d["targets"][i].get("ptxas_arch")
+        if arch is not None and arch not in names:
+            c.err(("targets", i, "ptxas_arch"), f"unknown target {arch!r}")
+    for i, fam in enumerate(d["families"]):
+        for sm in fam["members"]:
+            if sm not in sms:
+                c.err(("families", i, "members"), f"no target sm_{sm}")
+    for i, r in enumerate(d.get("renames", [])):
+        c.note_ref(("renames", i, "note"), r.get("note"))
+        c.version(("renames", i, "version"), r["version"], versions)
+        for k in ("from", "to"):
+            if r[k] not in sms:
+                c.err(("renames", i, k), f"no target sm_{r[k]}")
+    return c.errors
+
+
+def check_targets(docs: list[Document]) -> list[Diagnostic]:
+    errors: list[Diagnostic] = []
+    for doc in docs:
+        errors.extend(_check_targets(doc))
+    if len(docs) > 1:
+        errors.extend(d.source.diag((), f"only one targets spec is allowed (also "
+                                        f"{docs[0].display})") for d in docs[1:])
+    return errors
+
+
+def find_targets(doc: Document) -> Document | None:
+    """The ``targets.yaml`` of the spec folder an instruction file lives in."""
+    for parent in doc.path.resolve().parents:
+        candidate = parent / TARGETS_FILE
+        if candidate.is_file():
+            rel = doc.rel.split("/")[0] + "/" + TARGETS_FILE
+            return load_file(candidate, str(candidate), rel)
+        if parent.name == "spec":
+            break
+    return None
+
+
+# -- instructions -----------------------------------------------------------
+
+class _InstrChecker(_Checker):
+    def __init__(self, doc: Document, targets: model.Targets | None) -> None:
+        super().__init__(doc)
+        self.targets = targets
+
+    def condition(self, path: Path_, cond: Mapping[str, Any] | None,
+                  domains: Mapping[str, tuple[str, ...]]) -> None:
+        for name, raw in (cond or {}).items():
+            if name not in domains:
+                self.err(path + (name,), f"{name!r} is neither a qualifier nor an operand "
+                                         f"choice (known: {', '.join(domains)})", key=True)
+                continue
+            try:
+                m = model.Matcher.build(raw)
+            except ValueError as exc:
+                self.err(path + (name,), str(exc))
+                continue
+            bad = sorted(v for v in m.values if v not in domains[name])
+            if bad:
+                self.err(path + (name,), f"{name}: {', '.join(bad)} is not a value of "
+                                         f"{name} ({', '.join(domains[name])})")
+
+    def value_spec(self, path: Path_, spec: Any, domains: Mapping[str, tuple[str, ...]]) -> None:
+        if not isinstance(spec, dict):
+            return
+        if "by" in spec:
+            by = spec["by"]
+            if by not in domains:
+                self.err(path + ("by",), f"{by!r} is not a qualifier or operand choice")
+                return
+            for k, v in spec["values"].items():
+                if model.norm(k) not in domains[by]:
+                    self.err(path + ("values", k), f"{k} is not a value of {by} "
+                                                   f"({', '.join(domains[by])})", key=True)
+                self.value_spec(path + ("values", k), v, domains)
+            if "default" in spec:
+                self.value_spec(path + ("default",), spec["default"], domains)
+        if "div" in spec and spec["div"][0] not in domains:
+            self.err(path + ("div",), f"{spec['div'][0]!r} is not a qualifier")
+
+    def selectors(self, path: Path_, sels: list[str]) -> None:
+        if self.targets is None:
+            return
+        for j, s in enumerate(sels):
+            try:
+                self.targets.select(s)
+            except (KeyError, ValueError) as exc:
+                self.err(path + (j,), f"target selector {s!r}: {exc}".replace('"', ""))
+
+    def instruction(self, base: Path_, raw: Mapping[str, Any]) -> None:
+        versions = self.targets.versions if self.targets else ()
+        self.ident(base + ("id",), raw["id"], "instruction id")
+        self.provenance(base + ("provenance",), raw["provenance"])
+        domains: dict[str, tuple[str, ...]] = {}
+        for i, q in enumerate(raw["qualifiers"]):
+            p = base + ("qualifiers", i)
+            self.qualifier(p, q, domains)
+        qual_domains = dict(domains)
+        for i, o in enumerate(raw["operands"]):
+            p = base + ("operands", i)
+            if o["name"] in domains or o["name"] in [x["name"] for x in raw["operands"][:i]]:
+                self.err(p + ("name",), f"duplicate name {o['name']!r}")
+            self.ident(p + ("name",), o["name"], "operand name")
+            self.provenance(p + ("provenance",), o.get("provenance"))
+            if "choice" in o:
+                alts = [a["name"] for a in o["choice"]]
+                if len(set(alts)) != len(alts):
+                    self.err(p + ("choice",), "duplicate alternative names")
+                domains[o["name"]] = tuple(alts)
+            elif o.get("optional"):
+                domains[o["name"]] = (model.FALSE, model.TRUE)
+            kind = o.get("kind")
+            if kind == "vector" and "count" not in o and not _counted(raw, o["name"]):
+                self.err(p, f"vector operand {o['name']!r} needs a count (here or in every "
+                            "combination)")
+            if kind in ("register", "address", "vector") and "type" not in o:
+                self.err(p, f"operand {o['name']!r} needs a register type")
+            if kind == "immediate" and "values" not in o:
+                self.err(p, f"immediate operand {o['name']!r} needs its values")
+        for i, o in enumerate(raw["operands"]):
+            p = base + ("operands", i)
+            self.condition(p + ("when",), o.get("when"), domains)
+            for key in ("type", "count", "values"):
+                self.value_spec(p + (key,), o.get(key), domains)
+            for j, a in enumerate(o.get("choice", [])):
+                for key in ("type", "count"):
+                    self.value_spec(p + ("choice", j, key), a.get(key), domains)
+            for j, e in enumerate(o.get("elements", [])):
+                self.value_spec(p + ("elements", j, "values"), e["values"], domains)
+        for i, q in enumerate(raw["qualifiers"]):
+            for j, a in enumerate(q.get("aliases", [])):
+                pa = base + ("qualifiers", i, "aliases", j)
+                self.condition(pa + ("when",), a["when"], domains)
+                self.note_ref(pa + ("note",), a.get("note"))
+                for key in ("value", "same_as"):
+                    if model.norm(a[key]) not in qual_domains[q["name"]]:
+                        self.err(pa + (key,), f"{a[key]} is not a value of {q['name']}")
+            for j, dname in enumerate(q.get("derived", [])):
+                if dname not in qual_domains or dname == q["name"]:
+                    self.err(base + ("qualifiers", i, "derived", j),
+                             f"{dname!r} is not another qualifier")
+        for key in ("combinations", "rules", "gates", "wrappers", "seed_syntax"):
+            seen: set[str] = set()
+            for i, item in enumerate(raw.get(key, [])):
+                p = base + (key, i)
+                ident = item.get("id", item.get("name"))
+                if ident is not None:
+                    if ident in seen:
+                        self.err(p, f"duplicate {key[:-1]} {ident!r}")
+                    seen.add(ident)
+                self.condition(p + ("match" if key == "combinations" else "when",),
+                               item.get("match", item.get("when")), domains)
+                for sub in ("require", "forbid", "ptxas_accepts"):
+                    self.condition(p + (sub,), item.get(sub), domains)
+                for j, n in enumerate(item.get("equal", [])):
+                    if n not in domains:
+                        self.err(p + ("equal", j), f"{n!r} is not a qualifier")
+                self.provenance(p + ("provenance",), item.get("provenance"))
+                self.selectors(p + ("targets",), item.get("targets", []))
+                if versions:
+                    self.version(p + ("since",), item.get("since"), versions)
+                for name, spec in item.get("operands", {}).items():
+                    if name not in {o["name"] for o in raw["operands"]}:
+                        self.err(p + ("operands", name), f"no operand {name!r}", key=True)
+                    self.value_spec(p + ("operands", name), spec, domains)
+        for i, ex in enumerate(raw.get("examples", [])):
+            self.note_ref(base + ("examples", i, "note"), ex.get("note"))
+
+    def qualifier(self, p: Path_, q: Mapping[str, Any],
+                  domains: dict[str, tuple[str, ...]]) -> None:
+        name = q["name"]
+        if name in domains:
+            self.err(p + ("name",), f"duplicate qualifier {name!r}")
+        self.ident(p + ("name",), name, "qualifier name")
+        self.provenance(p + ("provenance",), q["provenance"])
+        flag = bool(q.get("flag"))
+        if flag == ("{}" in q["text"]):
+            self.err(p + ("text",), "a flag's text has no {}; a valued qualifier's text has one")
+        if flag and ("values" in q or "optional" in q):
+            self.err(p, "a flag takes no values and is optional by nature")
+        if not flag and "values" not in q:
+            self.err(p, f"qualifier {name!r} needs its values (or flag: true)")
+            domains[name] = ()
+            return
+        if flag:
+            domains[name] = (model.FALSE, model.TRUE)
+            return
+        raw = q["values"]
+        if isinstance(raw, dict):
+            vals = model._range_values(raw)
+            if vals is None:
+                self.err(p + ("values",), "a qualifier's value range needs 'to'")
+                vals = ()
+        else:
+            vals = tuple(raw)
+        norm = [model.norm(v) for v in vals]
+        if len(set(norm)) != len(norm):
+            self.err(p + ("values",), "duplicate values")
+        if model.NONE in norm:
+            self.err(p + ("values",), f"{model.NONE!r} is reserved for a left-out qualifier")
+        domains[name] = ((model.NONE,) if q.get("optional") else ()) + tuple(norm)
+
+
+def _counted(raw: Mapping[str, Any], operand: str) -> bool:
+    combos = raw.get("combinations", [])
+    return bool(combos) and all(operand in c.get("operands", {}) for c in combos)
+
+
+def _derived_checks(c: _InstrChecker, base: Path_, ins: model.Instruction) -> None:
+    """Properties of the derived forms, reported at the instruction."""
+    if not ins.forms:
+        c.err(base + ("name",), f"{ins.name}: the rules allow no form at all")
+        return
+    assert c.targets is not None
+    opcodes: dict[str, tuple[tuple[str, str], ...]] = {}
+    for f in ins.forms:
+        quals = tuple((q.name, f.params[q.name]) for q in ins.qualifiers)
+        if opcodes.setdefault(f.opcode, quals) != quals:
+            c.err(base + ("qualifiers",), f"two qualifier assignments are both written "
+                                          f"{f.opcode!r}")
+        if not f.support.matrix(c.targets):
+            c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
+                                     f"version (gates {', '.join(f.support.gates)})")
+        if ins.combinations:
+            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
+            if n != 1:
+                c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
+                                                "(each form must match exactly one)")
+        try:
+            uses = f.operands
+        except (KeyError, model.SpecValueError, ValueError, TypeError) as exc:
+            c.err(base + ("operands",), f"{f.key}: operand layout undefined: {exc}")
+            continue
+        for u in uses:
+            if u.kind == "vector" and not u.count:
+                c.err(base + ("operands",), f"{f.key}: vector operand {u.name} has no count")
+        wrappers = [w.name for w in ins.wrappers if w.when(f.params)]
+        if len(wrappers) != 1:
+            c.err(base + ("wrappers",), f"{f.key} belongs to {len(wrappers)} wrappers "
+                                        f"({', '.join(wrappers) or 'none'}); exactly one needed")
+    for opcode in list(opcodes)[:: max(1, len(opcodes) // 50)]:
+        parses, _, _ = ins.parse_opcode(opcode)
+        if len(parses) != 1:
+            c.err(base + ("qualifiers",), f"{opcode!r} reads back as {len(parses)} qualifier "
+                                          "assignments")
+    for i, q in enumerate(ins.qualifiers):
+        if not q.derived:
+            continue
+        seen: dict[tuple[str, ...], str] = {}
+        for f in ins.forms:
+            k = tuple(f.params[d] for d in q.derived)
+            if seen.setdefault(k, f.params[q.name]) != f.params[q.name]:
+                c.err(base + ("qualifiers", i, "derived"),
+                      f"{q.name} is not fixed by {', '.join(q.derived)}: "
+                      f"{dict(zip(q.derived, k, strict=True))} allows {seen[k]} and "
+                      f"{f.params[q.name]}")
+                break
+    for i, (_, block, cond) in enumerate(ins.seed_syntax):
+        if not any(cond(f.params) for f in ins.forms):
+            c.err(base + ("seed_syntax", i), f"seed syntax block {block!r} selects no valid form")
+    for i, ex in enumerate(ins.examples):
+        valid = bool(ins.by_opcode.get(ex["opcode"]))
+        if valid != ex["valid"]:
+            c.err(base + ("examples", i, "valid"),
+                  f"{ex['opcode']} is {'a valid' if valid else 'not a valid'} form, the "
+                  f"example says valid: {str(ex['valid']).lower()}")
+
+
+def check_instructions(docs: list[Document]) -> list[Diagnostic]:
+    errors: list[Diagnostic] = []
+    if not docs:
+        return errors
+    targets: model.Targets | None = None
+    tdoc = find_targets(docs[0])
+    if tdoc is None:
+        errors.append(docs[0].source.diag((), f"no {TARGETS_FILE} found next to the "
+                                              "instruction specs (target selectors need it)"))
+    elif not _check_targets(tdoc):
+        try:
+            targets = model.build_targets(tdoc.data)
+        except (KeyError, TypeError, ValueError):  # reported by the targets checks
+            targets = None
+    ids: dict[str, str] = {}
+    wrappers: dict[str, str] = {}
+    for doc in docs:
+        c = _InstrChecker(doc, targets)
+        c.collect_notes(doc.data)
+        for i, raw in enumerate(doc.data["instructions"]):
+            base: Path_ = ("instructions", i)
+            for what, key, seen in (("instruction", raw["id"], ids),
+                                    ("instruction", raw["name"], ids)):
+                if key in seen:
+                    c.err(base + ("id",), f"{what} {key!r} is also defined in {seen[key]}")
+                seen[key] = doc.display
+            for j, w in enumerate(raw["wrappers"]):
+                if w["name"] in wrappers:
+                    c.err(base + ("wrappers", j, "name"),
+                          f"wrapper {w['name']!r} is also defined in {wrappers[w['name']]}")
+                wrappers[w["name"]] = doc.display
+                c.ident(base + ("wrappers", j, "name"), w["name"], "wrapper name")
+            before = len(c.errors)
+            c.instruction(base, raw)
+            if len(c.errors) == before and targets is not None:
+                try:
+                    ins = model.build_instruction(raw, targets, doc.rel)
+                    _derived_checks(c, base, ins)
+                except (KeyError, TypeError, ValueError) as exc:
+                    c.err(base, f"malformed instruction spec: {exc!r}")
+        errors.extend(c.errors)
+    return errors
+
+
+def instruction_docs_dir(spec_dir: Path) -> Path:
+    return spec_dir / "instructions"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Issue 8: run every GPU test and the wgmma GEMM benchmark, and write docs/gpu-results.md.
+# Needs an H100 / H200 (sm_90a), nvcc, PyTorch and numpy: run it through the device tool,
+# from the repository root:
+#
+#     bash scripts/run_gpu.sh "$OUT"
+#
+# Writes docs/gpu-results.md, and into OUT (default /tmp/ptxgen-gpu-out): gpu-results.md,
+# run.log (everything printed) and gpu-artifacts.tar.gz (JUnit XML, pytest and build logs,
+# gemm.json). Exit status: 0 when every test passed and the GEMM is correct.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT_DIR=${1:-${OUT:-/tmp/ptxgen-gpu-out}}
+mkdir -p "$OUT_DIR"
+WORK=$(mktemp -d /tmp/ptxgen-gpu-run.XXXXXX)
+export PYTHONUNBUFFERED=1
+export PTXGEN_GPU_SEED=${PTXGEN_GPU_SEED:-$(( (RANDOM << 15) | RANDOM ))}
+export PTXGEN_GPU_BUILD=${PTXGEN_GPU_BUILD:-/tmp/ptxgen-gpu-build}
+status=0
+
+run() {  # run NAME TIMEOUT CMD...: log to WORK/NAME.txt and to run.log
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name: $*" | tee -a "$OUT_DIR/run.log"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$WORK/$name.txt" 2>&1
+  local rc=$?
+  tail -n 25 "$WORK/$name.txt" | tee -a "$OUT_DIR/run.log"
+  echo "== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$OUT_DIR/run.log"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+: >"$OUT_DIR/run.log"
+nvidia-smi | tee -a "$OUT_DIR/run.log"
+# Build the three test libraries and the GEMM in parallel (cached under PTXGEN_GPU_BUILD).
+run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
+  python3 examples/wgmma_gemm/bench.py --build-only & p2=$!
+  wait $p1 && wait $p2'
+# One pytest process per module: a GPU fault poisons only its own CUDA context.
+for m in mma_sync ldmatrix wgmma gemm; do
+  run "pytest_$m" 600 python3 -m pytest -m gpu "tests/gpu/test_$m.py" -q -p no:cacheprovider \
+    -o junit_family=xunit1 --junitxml="$WORK/junit_$m.xml"
+done
+run gemm 600 python3 examples/wgmma_gemm/bench.py --variants --json "$WORK/gemm.json"
+python3 tests/gpu/report.py --out docs/gpu-results.md --gemm "$WORK/gemm.json" \
+  --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml | tee -a "$OUT_DIR/run.log"
+cp docs/gpu-results.md "$OUT_DIR/gpu-results.md"
+for d in "$PTXGEN_GPU_BUILD"/*/; do cp "$d/build.log" "$WORK/build-$(basename "$d").log" 2>/dev/null; done
+tar czf "$OUT_DIR/gpu-artifacts.tar.gz" -C "$WORK" .
+echo "== done: status $status" | tee -a "$OUT_DIR/run.log"
+exit $status

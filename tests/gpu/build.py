@@ -1,0 +1,110 @@
+"""Build the GPU test kernels (tests/gpu/kernels/*.cu) into shared libraries.
+
+Each library is compiled by nvcc for sm_90a (``-gencode=arch=compute_90a,code=sm_90a``:
+the plain ``-arch=sm_90a`` of nvcc 13.0 also runs a compute_90 pass without the feature
+macros) against generated/include only. Outputs are cached under a directory named by a
+hash of the sources, the headers and the flags ($PTXGEN_GPU_BUILD, else the system's
+temporary directory), so a second run reuses them.
+
+    python3 tests/gpu/build.py            # build all, in parallel; print the paths
+    python3 tests/gpu/build.py wgmma      # one
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if __package__ in (None, ""):  # run as a script: make the package "gpu" importable
+    sys.path.insert(0, str(HERE.parent))
+
+from gpu import forms  # noqa: E402
+
+KERNELS = HERE / "kernels"
+ROOT = HERE.parents[1]
+INCLUDE = ROOT / "generated" / "include"
+ARCH = "-gencode=arch=compute_90a,code=sm_90a"
+LIBS = ("mma_sync", "ldmatrix", "wgmma")
+FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
+         "-Xptxas", "-warn-spills"]
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def nvcc() -> str:
+    path = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    if path is None:
+        raise BuildError("nvcc not found")
+    return path
+
+
+def _generated_inputs(name: str) -> dict[str, str]:
+    """Files written next to the build (form lists read from the generated headers)."""
+    if name == "mma_sync":
+        return {"mma_forms.inc": forms.mma_inc()}
+    if name == "wgmma":
+        return {"wgmma_cases.inc": forms.wgmma_inc()}
+    return {}
+
+
+def _digest(name: str, extra: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    h.update(" ".join(FLAGS).encode())
+    for p in sorted(KERNELS.glob("*")) + sorted((INCLUDE / "ptxgen").rglob("*.hpp")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    for k, v in sorted(extra.items()):
+        h.update(k.encode())
+        h.update(v.encode())
+    h.update(name.encode())
+    return h.hexdigest()[:16]
+
+
+def build_dir() -> Path:
+    base = os.environ.get("PTXGEN_GPU_BUILD")
+    return Path(base) if base else Path(tempfile.gettempdir()) / "ptxgen-gpu-build"
+
+
+def build(name: str, *, verbose: bool = False) -> Path:
+    """Compile kernels/<name>.cu (cached); return the shared library's path."""
+    extra = _generated_inputs(name)
+    out_dir = build_dir() / f"{name}-{_digest(name, extra)}"
+    lib = out_dir / f"lib{name}.so"
+    if lib.exists():
+        return lib
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for fname, text in extra.items():
+        (out_dir / fname).write_text(text)
+    tmp = out_dir / f"lib{name}.so.tmp{os.getpid()}"
+    cmd = [nvcc(), *FLAGS, f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
+           str(KERNELS / f"{name}.cu"), "-o", str(tmp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    (out_dir / "build.log").write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise BuildError(f"nvcc failed for {name}:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    if verbose and (proc.stdout or proc.stderr):
+        print(proc.stdout + proc.stderr, file=sys.stderr)
+    tmp.replace(lib)
+    return lib
+
+
+def build_all(names: tuple[str, ...] = LIBS, verbose: bool = False) -> dict[str, Path]:
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {n: pool.submit(build, n, verbose=verbose) for n in names}
+        return {n: f.result() for n, f in futures.items()}
+
+
+if __name__ == "__main__":
+    names = tuple(sys.argv[1:]) or LIBS
+    for n, p in build_all(names, verbose=True).items():
+        print(f"{n}: {p}")

@@ -1,0 +1,270 @@
+"""The instruction forms the GPU tests exercise, read from the generated headers.
+
+The forms of ``mma.sync`` that sm_90a supports are taken from
+generated/include/ptxgen/ptx/mma_sync.hpp itself (each form's PTX string and its target
+gate), so that every form the header offers for sm_90a is run; ``SM90_MMA_EXPECTED`` is an
+independent list written from the PTX ISA (9.7.14.5.14, "Target ISA notes") that the header
+must match. Pure Python, no GPU: imported at collection time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "generated" / "include"
+PTX_DIR = INCLUDE / "ptxgen" / "ptx"
+
+#: The target whose forms run on the H100, and the PTX ISA that nvcc 13.0 emits.
+TARGET = "sm_90a"
+PTX_ISA = 90
+
+#: Bits of one element of each PTX type (the register packing unit).
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
+        "s4": 4, "u4": 4, "b1": 1, "f64": 64, "f32": 32, "s32": 32}
+
+
+@cache
+def targets() -> list[str]:
+    text = (PTX_DIR / "target.hpp").read_text()
+    body = re.search(r"targets\[\] = \{(.*?)\};", text, re.S)
+    assert body, "no targets[] in target.hpp"
+    return re.findall(r'"(sm_\w+)"', body.group(1))
+
+
+def _gated_forms(header: str, struct: str) -> list[tuple[str, bool]]:
+    """(PTX string, runs on sm_90a with PTX ISA 9.0) of each specialization of ``struct``."""
+    text = (PTX_DIR / header).read_text()
+    bit = targets().index(TARGET)
+    pat = re.compile(r"struct " + struct + r"<[^>]*> \{\s*// (\S+)\s*\n.*?PTXGEN_PTX_GATED\("
+                     r"(0x[0-9a-f]+)ull, (\d+)", re.S)
+    out = []
+    for m in pat.finditer(text):
+        mask, since = int(m.group(2), 16), int(m.group(3))
+        out.append((m.group(1), bool((mask >> bit) & 1) and since <= PTX_ISA))
+    return out
+
+
+@dataclass(frozen=True)
+class MmaForm:
+    name: str          # the PTX instruction: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+    shape: str
+    alayout: str
+    blayout: str
+    satfinite: bool
+    dtype: str
+    atype: str
+    btype: str
+    ctype: str
+    bitop: str         # none, xor, and
+    m: int
+    n: int
+    k: int
+
+    @property
+    def quadpair(self) -> bool:
+        """m8n8k4 with .f16: four 8x8x4 products, one per quad pair."""
+        return self.shape == "m8n8k4" and self.atype == "f16"
+
+    @property
+    def test_id(self) -> str:
+        return self.name.removeprefix("mma.sync.aligned.")
+
+
+def parse_mma(name: str) -> MmaForm | None:
+    toks = name.removeprefix("mma.sync.aligned.").split(".")
+    if any(t.startswith("kind::") or t in ("block_scale",) for t in toks):
+        return None
+    shape, al, bl, *rest = toks
+    sat = rest[0] == "satfinite"
+    if sat:
+        rest = rest[1:]
+    bitop = "none"
+    if rest[-1] == "popc":
+        bitop, rest = rest[-2], rest[:-2]
+    dtype, atype, btype, ctype = rest
+    m, n, k = (int(x) for x in re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape).groups())  # type: ignore[union-attr]
+    return MmaForm(name, shape, al, bl, sat, dtype, atype, btype, ctype, bitop, m, n, k)
+
+
+@cache
+def mma_forms() -> list[MmaForm]:
+    """Every mma.sync form of the header that runs on sm_90a."""
+    out = []
+    for name, ok in _gated_forms("mma_sync.hpp", "mma_sync_forms0"):
+        form = parse_mma(name)
+        if ok and form is not None:
+            out.append(form)
+    return out
+
+
+def mma_inc_line(i: int, f: MmaForm) -> str:
+    op = {"none": "none", "xor": "bitop_xor", "and": "bitop_and"}[f.bitop]
+    kernel = "mma_quadpair" if f.quadpair else "mma_standard"
+    return (f"PTXGEN_MMA_FORM(f{i}, {kernel}, {f.shape}, {f.alayout}, {f.blayout}, {f.dtype}, "
+            f"{f.atype}, {f.btype}, {f.ctype}, {'true' if f.satfinite else 'false'}, {op}, "
+            f"{f.m}, {BITS[f.atype]}, {BITS[f.btype]}, {BITS[f.ctype]}, {BITS[f.dtype]}, "
+            f"\"{f.name}\")")
+
+
+def mma_inc() -> str:
+    return "\n".join(mma_inc_line(i, f) for i, f in enumerate(mma_forms())) + "\n"
+
+
+def _expected_sm90_mma() -> set[str]:
+    """mma.sync forms on sm_90 by the PTX ISA, written independently of the spec."""
+    out: set[str] = set()
+    p = "mma.sync.aligned."
+    for al in ("row", "col"):                       # m8n8k4 .f16: any layouts (sm_70+)
+        for bl in ("row", "col"):
+            for d, c in (("f16", "f16"), ("f32", "f16"), ("f32", "f32")):
+                out.add(f"{p}m8n8k4.{al}.{bl}.{d}.f16.f16.{c}")
+    for shape in ("m16n8k8", "m16n8k16"):
+        out |= {f"{p}{shape}.row.col.f16.f16.f16.f16", f"{p}{shape}.row.col.f32.f16.f16.f32",
+                f"{p}{shape}.row.col.f32.bf16.bf16.f32"}
+    out |= {f"{p}{s}.row.col.f32.tf32.tf32.f32" for s in ("m16n8k4", "m16n8k8")}
+    for shape in ("m16n8k16", "m16n8k32"):          # fp8 (sm_89+; k16 and .f16 D from PTX 8.7)
+        for a in ("e4m3", "e5m2"):
+            for b in ("e4m3", "e5m2"):
+                out |= {f"{p}{shape}.row.col.f32.{a}.{b}.f32",
+                        f"{p}{shape}.row.col.f16.{a}.{b}.f16"}
+    out |= {f"{p}{s}.row.col.f64.f64.f64.f64" for s in ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16")}
+    for shapes, types in ((("m8n8k16", "m16n8k16", "m16n8k32"), ("u8", "s8")),
+                          (("m8n8k32", "m16n8k32", "m16n8k64"), ("u4", "s4"))):
+        for shape in shapes:
+            for a in types:
+                for b in types:
+                    for sat in ("", "satfinite."):
+                        out.add(f"{p}{shape}.row.col.{sat}s32.{a}.{b}.s32")
+    for shape in ("m8n8k128", "m16n8k128", "m16n8k256"):
+        for op in ("xor", "and"):
+            out.add(f"{p}{shape}.row.col.s32.b1.b1.s32.{op}.popc")
+    return out
+
+
+SM90_MMA_EXPECTED = frozenset(_expected_sm90_mma())
+
+
+# -- ldmatrix / stmatrix ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MatrixForm:
+    op: str       # ldmatrix or stmatrix
+    num: int      # 1, 2, 4
+    trans: bool
+    ss: str       # none (generic address), shared, shared_cta
+
+    @property
+    def name(self) -> str:
+        ss = {"none": "", "shared": ".shared", "shared_cta": ".shared::cta"}[self.ss]
+        return (f"{self.op}.sync.aligned.m8n8.x{self.num}{'.trans' if self.trans else ''}"
+                f"{ss}.b16")
+
+
+MATRIX_FORMS = [MatrixForm(op, num, trans, ss)
+                for op in ("ldmatrix", "stmatrix") for num in (1, 2, 4)
+                for trans in (False, True) for ss in ("none", "shared", "shared_cta")]
+
+
+@cache
+def matrix_header_forms() -> dict[str, bool]:
+    out = dict(_gated_forms("ldmatrix.hpp", "ldmatrix_forms0"))
+    out.update(_gated_forms("ldmatrix.hpp", "stmatrix_forms0"))
+    return out
+
+
+# -- wgmma.mma_async --------------------------------------------------------------------
+
+#: K of one wgmma instruction by input type (32 bytes of K).
+WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "u8": 32, "s8": 32,
+           "b1": 256}
+
+#: Swizzle modes by WgmmaDesc::Swizzle code.
+SWIZZLES = {"none": 0, "128b": 1, "64b": 2, "32b": 3}
+
+
+@dataclass(frozen=True)
+class WgmmaCase:
+    n: int
+    dtype: str
+    atype: str
+    btype: str
+    a_src: str            # desc (A in shared memory) or regs (A in registers)
+    satfinite: bool = False
+    scale_a: int = 1
+    scale_b: int = 1
+    trans_a: int = 0      # 1: A is M-major in shared memory (f16/bf16, descriptor A only)
+    trans_b: int = 0      # 1: B is N-major
+
+    @property
+    def family(self) -> int:
+        if self.atype in ("f16", "bf16"):
+            return 0
+        return 1 if self.atype in ("tf32", "e4m3", "e5m2") else 2
+
+    @property
+    def bitop(self) -> str:
+        return "and" if self.atype == "b1" else "none"
+
+    @property
+    def k(self) -> int:
+        return WGMMA_K[self.atype]
+
+    @property
+    def name(self) -> str:
+        s = f"m64n{self.n}k{self.k}.{'satfinite.' if self.satfinite else ''}{self.dtype}"
+        s += f".{self.atype}.{self.btype}{'.and.popc' if self.bitop == 'and' else ''}.{self.a_src}"
+        if self.scale_a != 1 or self.scale_b != 1:
+            s += f".scale{self.scale_a:+d}{self.scale_b:+d}"
+        if self.trans_a or self.trans_b:
+            s += f".trans{self.trans_a}{self.trans_b}"
+        return s
+
+
+def _wgmma_cases() -> list[WgmmaCase]:
+    out: list[WgmmaCase] = []
+    for src in ("desc", "regs"):
+        out += [WgmmaCase(64, "f16", "f16", "f16", src), WgmmaCase(64, "f32", "f16", "f16", src),
+                WgmmaCase(64, "f32", "bf16", "bf16", src),
+                WgmmaCase(64, "f32", "tf32", "tf32", src)]
+        for a in ("e4m3", "e5m2"):
+            for b in ("e4m3", "e5m2"):
+                out += [WgmmaCase(64, "f16", a, b, src), WgmmaCase(64, "f32", a, b, src)]
+        for a in ("u8", "s8"):
+            for b in ("u8", "s8"):
+                out += [WgmmaCase(64, "s32", a, b, src),
+                        WgmmaCase(64, "s32", a, b, src, satfinite=True)]
+        out.append(WgmmaCase(64, "s32", "b1", "b1", src))
+    # other N, the immediates, and M/N-major (transposed) operands
+    for n in (8, 16, 136, 256):
+        out.append(WgmmaCase(n, "f32", "bf16", "bf16", "desc"))
+    out.append(WgmmaCase(256, "f32", "bf16", "bf16", "regs"))
+    out.append(WgmmaCase(24, "s32", "s8", "s8", "desc"))
+    out.append(WgmmaCase(64, "f32", "bf16", "bf16", "desc", scale_a=-1))
+    out.append(WgmmaCase(64, "f32", "bf16", "bf16", "regs", scale_b=-1))
+    out.append(WgmmaCase(64, "f32", "e4m3", "e4m3", "desc", scale_a=-1, scale_b=-1))
+    out.append(WgmmaCase(64, "f32", "tf32", "tf32", "regs", scale_a=-1))
+    for ta, tb in ((1, 0), (0, 1), (1, 1)):
+        out.append(WgmmaCase(64, "f32", "bf16", "bf16", "desc", trans_a=ta, trans_b=tb))
+        out.append(WgmmaCase(64, "f16", "f16", "f16", "desc", trans_a=ta, trans_b=tb))
+    out.append(WgmmaCase(128, "f32", "bf16", "bf16", "desc", trans_a=1, trans_b=1))
+    out.append(WgmmaCase(64, "f32", "bf16", "bf16", "regs", trans_b=1))
+    out.append(WgmmaCase(128, "f32", "f16", "f16", "regs", trans_b=1))
+    return out
+
+
+WGMMA_CASES = _wgmma_cases()
+
+
+def wgmma_inc() -> str:
+    lines = []
+    for c in WGMMA_CASES:
+        op = "bitop_and" if c.bitop == "and" else "none"
+        lines.append(f"PTXGEN_WGMMA_CASE({c.n}, {c.dtype}, {c.atype}, {c.btype}, "
+                     f"{'true' if c.satfinite else 'false'}, {op}, {c.family}, "
+                     f"{'true' if c.a_src == 'regs' else 'false'}, {c.scale_a}, {c.scale_b}, "
+                     f"{c.trans_a}, {c.trans_b}, \"{c.name}\")")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,70 @@
+// Shared helpers of the GPU test kernels (tests/gpu). Each kernels/*.cu file is built by
+// tests/gpu/build.py into a shared library with extern "C" launchers that Python calls
+// through ctypes on torch tensors. Only the generated ptxgen headers provide the PTX
+// instructions under test; the helpers here are plain CUDA.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#define PTXGEN_GPU_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace gpu_test {
+
+// Launch result: 0, or the cudaError_t of the launch / of the synchronisation.
+inline int finish_launch() {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return static_cast<int>(e);
+  e = cudaDeviceSynchronize();
+  return static_cast<int>(e);
+}
+
+// Bit casts between register types and raw bits.
+template <class R>
+__device__ __forceinline__ R from_bits(std::uint64_t bits) {
+  R r;
+  if constexpr (sizeof(R) == 4) {
+    std::uint32_t u = static_cast<std::uint32_t>(bits);
+    memcpy(&r, &u, 4);
+  } else {
+    memcpy(&r, &bits, 8);
+  }
+  return r;
+}
+
+template <class R>
+__device__ __forceinline__ std::uint64_t to_bits(R r) {
+  if constexpr (sizeof(R) == 4) {
+    std::uint32_t u;
+    memcpy(&u, &r, 4);
+    return u;
+  } else {
+    std::uint64_t u;
+    memcpy(&u, &r, 8);
+    return u;
+  }
+}
+
+// Extract the argument types of a wrapper through its address (public API only):
+// void(D(&)[ND], const A(&)[NA], const B(&)[NB], const C(&)[NC]).
+template <class F>
+struct mma_sig;
+template <class D, std::size_t ND, class A, std::size_t NA, class B, std::size_t NB, class C,
+          std::size_t NC>
+struct mma_sig<void (*)(D (&)[ND], const A (&)[NA], const B (&)[NB], const C (&)[NC])> {
+  using d_type = D;
+  using a_type = A;
+  using b_type = B;
+  using c_type = C;
+  static constexpr int nd = static_cast<int>(ND);
+  static constexpr int na = static_cast<int>(NA);
+  static constexpr int nb = static_cast<int>(NB);
+  static constexpr int nc = static_cast<int>(NC);
+};
+
+}  // namespace gpu_test
+
+PTXGEN_GPU_EXPORT const char* ptxgen_gpu_error_string(int e) {
+  return cudaGetErrorString(static_cast<cudaError_t>(e));
+}

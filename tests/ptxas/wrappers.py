@@ -1,0 +1,136 @@
+"""Build and compile CUDA translation units that call the generated PTX wrappers.
+
+Each form becomes one ``extern "C" __global__`` kernel that calls its
+wrapper with operands taken from kernel parameters (vectors filled from one
+scalar parameter, immediates as ``imm<V>`` / ``imms<...>`` with the first
+allowed value); the wrappers' asm is volatile, so nvcc keeps the call. The
+PTX nvcc writes is split per kernel to check the instruction text (or, on a
+target without the form, the call of the ``ptxgen_unsupported_target_...``
+function).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ptxgen.instructions import first_allowed
+
+ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "generated" / "include"
+NS = "ptxgen::ptx"
+
+
+def nvcc() -> str | None:
+    return shutil.which("nvcc")
+
+
+def kernel(name: str, call: Mapping[str, Any]) -> str:
+    params: list[str] = []
+    pre: list[str] = []
+    args: list[str] = []
+    for op in call["operands"]:
+        n, kind, t, c = op["name"], op["kind"], op["ctype"], op["count"]
+        if kind in ("register", "address", "predicate"):
+            params.append(f"{t} {n}")
+            args.append(n)
+        elif kind == "vector":
+            # Filled from one scalar; the asm is volatile, so it stays although the
+            # outputs are not stored (which keeps the kernels small).
+            params.append(f"{t} {n}_init")
+            pre.append(f"{t} {n}[{c}]; for (int i = 0; i < {c}; ++i) {n}[i] = {n}_init;")
+            args.append(n)
+        elif kind == "immediate":
+            args.append(f"{NS}::imm<{first_allowed(op['values'])}>")
+        else:
+            vals = ", ".join(str(first_allowed(v)) for v in op["elements"])
+            args.append(f"{NS}::imms<{vals}>")
+    targs = ", ".join(call["template_args"])
+    fn = f"{call['function']}<{targs}>" if targs else call["function"]
+    body = [*pre, f"{fn}({', '.join(args)});"]
+    return (f"extern \"C\" __global__ void {name}({', '.join(params)}) {{\n    "
+            + "\n    ".join(body) + "\n}\n")
+
+
+def translation_unit(calls: Sequence[tuple[str, Mapping[str, Any]]],
+                     header: str = "ptxgen/ptx.hpp") -> str:
+    parts = [f"#include \"{header}\"\n"]
+    parts += [kernel(name, call) for name, call in calls]
+    return "\n".join(parts)
+
+
+def snapshot_include(dst: Path) -> Path:
+    """A private copy of generated/include, so a concurrent ``ptxgen generate``
+    (which swaps generated/ as a whole) cannot pull headers from under a build."""
+    out = dst / "include"
+    if not out.exists():
+        shutil.copytree(INCLUDE, out)
+    return out
+
+
+def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
+               extra: Iterable[str] = (), include: Path | None = None
+               ) -> tuple[int, str, dict[str, str]]:
+    """Compile with nvcc; returns (exit status, output, {kernel: PTX}) of the
+    architecture-specific pass (for -arch=sm_100a: compute_100a).
+
+    ``mode`` "c" is a whole build (-c: host code, nvcc's generic compute_XX PTX
+    pass for a / f targets, the target's pass and ptxas); "cubin" only the
+    device code of the target itself (faster); "ptx" stops before ptxas.
+    """
+    exe = nvcc()
+    if exe is None:
+        raise FileNotFoundError("nvcc is not on PATH")
+    workdir.mkdir(parents=True, exist_ok=True)
+    src = workdir / "tu.cu"
+    src.write_text(source)
+    keep = workdir / "keep"
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir()
+    cmd = [exe, "-std=c++17", f"-arch={arch}", f"-I{include or INCLUDE}", "--keep",
+           f"--keep-dir={keep}", *extra]
+    cmd += {"c": ["-c", "-o", str(workdir / "tu.o")],
+            "cubin": ["-cubin", "-o", str(workdir / "tu.cubin")],
+            "ptx": ["-ptx", "-o", str(workdir / "tu.ptx")]}[mode]
+    proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True, check=False,
+                          cwd=workdir)
+    want = "compute_" + arch[len("sm_"):]
+    ptx_files = [p for p in keep.glob("*.ptx") if p.name.endswith(f".{want}.ptx")]
+    if not ptx_files:  # a baseline target: a single pass, tu.ptx
+        ptx_files = [p for p in (keep / "tu.ptx", workdir / "tu.ptx") if p.exists()]
+    kernels = split_ptx(ptx_files[0].read_text()) if ptx_files else {}
+    return proc.returncode, proc.stdout + proc.stderr, kernels
+
+
+_ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
+
+
+def split_ptx(ptx: str) -> dict[str, str]:
+    """{kernel name: its PTX text}."""
+    starts = [(m.start(), m.group(1)) for m in _ENTRY.finditer(ptx)]
+    out = {}
+    for i, (pos, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(ptx)
+        out[name] = ptx[pos:end]
+    return out
+
+
+def instructions_in(ptx: str) -> list[str]:
+    """The instruction lines of one kernel, whitespace-normalised, register names kept."""
+    body = ptx[ptx.find("{"):]
+    out = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("//", ".reg", "{", "}", "$", ".loc", ".file")):
+            continue
+        out.append(" ".join(line.split()))
+    return out
+
+
+def jobs() -> int:
+    return max(1, os.cpu_count() or 1)

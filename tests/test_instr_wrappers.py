@@ -1,0 +1,197 @@
+"""The generated C++ wrappers (generated/include/ptxgen/ptx) compiled with nvcc.
+
+* Every valid form is called from its own kernel and compiled (with code
+  generation) once, on a target that has it; the PTX of each kernel must
+  hold exactly the form's instruction.
+* For every target nvcc 13.0 knows (all of the spec's but sm_101*), a sample
+  of one form per (wrapper, support signature) that the target has must
+  compile - including sm_100f, sm_103a and sm_110a, and although nvcc's
+  generic compute_XX pass of an sm_XXa / sm_XXf build sees no
+  architecture-specific macros - and one per signature it lacks must fail,
+  in ptxas, with "Unresolved extern function 'ptxgen_unsupported_target_...'"
+  naming the targets that have the form.
+* Invalid qualifier combinations fail with the spec's rule as a
+  static_assert message.
+
+nvcc is required in CI (CI=true); elsewhere the tests skip without it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ptxas import wrappers
+
+from ptxgen.emit.ptx import wrapper_calls
+from ptxgen.isa import ptx
+
+ISET = ptx.instruction_set()
+TARGETS = ISET.targets
+NVCC_TARGETS = [t.name for t in TARGETS.targets if t.nvcc]
+CALLS: dict[str, dict[str, Any]] = {
+    k: v for ins in ISET.instructions for k, v in wrapper_calls(ins).items()}
+HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translation units
+CHUNK = 900  # kernels per coverage translation unit
+
+
+def _supported(call: Mapping[str, Any], target: str) -> bool:
+    return bool(call["form"].support.supported(TARGETS, target, TARGETS.newest))
+
+
+def _coverage_units() -> list[tuple[str, list[str]]]:
+    by_home: dict[str, list[str]] = {}
+    for key, call in CALLS.items():
+        home = next((t for t in (*HOMES, *NVCC_TARGETS) if _supported(call, t)), None)
+        assert home is not None, f"{key}: no target nvcc can build it for"
+        by_home.setdefault(home, []).append(key)
+    units = []
+    for home, keys in by_home.items():
+        units += [(home, keys[i:i + CHUNK]) for i in range(0, len(keys), CHUNK)]
+    return units
+
+
+def _samples(target: str, supported: bool) -> list[str]:
+    """One form per (wrapper function, support signature), supported there or not."""
+    seen: dict[tuple[str, str], str] = {}
+    for key, call in CALLS.items():
+        if _supported(call, target) == supported:
+            seen.setdefault((call["function"], call["error"]), key)
+    return list(seen.values())
+
+
+def _tu(keys: list[str]) -> str:
+    return wrappers.translation_unit([(f"k{i}", CALLS[k]) for i, k in enumerate(keys)])
+
+
+def _opcode_lines(kernel_ptx: str, opcode: str) -> list[str]:
+    return [ln for ln in wrappers.instructions_in(kernel_ptx)
+            if ln == f"{opcode};" or ln.startswith(f"{opcode} ")]
+
+
+VERSION_FORM = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"
+INVALID = {
+    "tcgen05_mma<1, ptxgen::ptx::tcgen05_mma_kind::mxf8f6f4>(d, a, b, i, p)":
+        ".kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale",
+    "tcgen05_mma<1, ptxgen::ptx::tcgen05_mma_kind::f16, true>(d, a, b, i, p)":
+        ".ashift needs the A matrix in Tensor Memory",
+    "tcgen05_mma_tmem<1, ptxgen::ptx::tcgen05_mma_kind::f16, true, "
+    "ptxgen::ptx::tcgen05_mma_collector_usage::a_fill>(d, t, b, i, p)":
+        ".collector::a::fill and .collector::a::use cannot be combined with .ashift",
+    "tcgen05_mma<1, ptxgen::ptx::tcgen05_mma_kind::i8>(d, a, b, i, p, ptxgen::ptx::imm<3>)":
+        "scale-input-d is only valid with .kind::f16 and .kind::tf32",
+    "tcgen05_mma<2, ptxgen::ptx::tcgen05_mma_kind::f16>(d, a, b, i, p, ptxgen::ptx::imm<16>)":
+        "immediate scale_input_d is out of range",
+    "tcgen05_mma_block_scale<1, ptxgen::ptx::tcgen05_mma_kind::mxf4nvf4>(d, a, b, i, s, s, p)":
+        ".kind::mxf4nvf4 needs an explicit .scale_vectorsize",
+    "tcgen05_mma<2, ptxgen::ptx::tcgen05_mma_kind::f16>(d, a, b, i, lanes4, p)":
+        "no instance of overloaded function",
+}
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Any]:
+    if wrappers.nvcc() is None:
+        if os.environ.get("CI"):
+            pytest.fail("nvcc (CUDA 13.0) is required to compile the wrappers in CI")
+        pytest.skip("nvcc is not on PATH")
+    tmp = Path(tempfile.mkdtemp(prefix="ptxgen-nvcc-"))
+    include = wrappers.snapshot_include(tmp)
+    # (target, source, kernels' forms, nvcc mode): whole builds (-c) where nvcc runs
+    # the generic pass too (the a / f targets), device-only builds elsewhere.
+    jobs: dict[str, tuple[str, str, list[str], str]] = {}
+    for i, (home, keys) in enumerate(_coverage_units()):
+        jobs[f"coverage {i} {home}"] = (home, _tu(keys), keys, "cubin")
+    for t in NVCC_TARGETS:
+        specific = TARGETS.get(t).suffix != ""
+        for supported in (True, False):
+            keys = _samples(t, supported)
+            if keys:
+                mode = "c" if supported and specific else "cubin"
+                jobs[f"{'ok' if supported else 'bad'} {t}"] = (t, _tu(keys), keys, mode)
+    invalid = ['#include "ptxgen/ptx.hpp"',
+               "__global__ void k(std::uint32_t d, std::uint64_t a, std::uint64_t b, "
+               "std::uint32_t t, std::uint32_t i, std::uint32_t s, bool p, "
+               "const std::uint32_t* l) {",
+               "    std::uint32_t lanes4[4] = {l[0], l[1], l[2], l[3]};"]
+    invalid += [f"    ptxgen::ptx::{call};" for call in INVALID] + ["}"]
+    jobs["invalid sm_100a"] = ("sm_100a", "\n".join(invalid) + "\n", [], "cubin")
+    # .block32 needs PTX ISA 8.8: refused when the toolkit is declared to emit 8.7.
+    jobs["version sm_100a"] = ("sm_100a", _tu([VERSION_FORM]), [VERSION_FORM], "cubin")
+
+    def run(name: str) -> tuple[str, tuple[int, str, dict[str, str]]]:
+        arch, source, _, mode = jobs[name]
+        extra = ["-DPTXGEN_PTX_ISA_VERSION=87"] if name.startswith("version") else []
+        return name, wrappers.compile_tu(source, arch, tmp / re.sub(r"\W", "_", name), mode,
+                                         extra, include=include)
+
+    order = sorted(jobs, key=lambda n: -len(jobs[n][2]) - 300 * (jobs[n][3] == "c"))
+    with ThreadPoolExecutor(max_workers=wrappers.jobs()) as pool:
+        done = dict(pool.map(run, order))
+    return {"jobs": jobs, "done": done}
+
+
+def test_every_form_compiles_and_emits_its_instruction(results: dict[str, Any]) -> None:
+    covered = 0
+    for name, (_, _, keys, _) in results["jobs"].items():
+        if not name.startswith("coverage"):
+            continue
+        rc, out, ptx_by_kernel = results["done"][name]
+        assert rc == 0, f"{name}:\n{out[-3000:]}"
+        for i, key in enumerate(keys):
+            lines = _opcode_lines(ptx_by_kernel[f"k{i}"], CALLS[key]["opcode"])
+            assert len(lines) == 1, f"{key}: {wrappers.instructions_in(ptx_by_kernel[f'k{i}'])}"
+            covered += 1
+    assert covered == len(CALLS) == sum(len(i.forms) for i in ISET.instructions)
+
+
+@pytest.mark.parametrize("target", NVCC_TARGETS)
+def test_supported_forms_compile_on_every_target(results: dict[str, Any], target: str) -> None:
+    name = f"ok {target}"
+    if name not in results["jobs"]:
+        pytest.fail(f"no form is supported on {target}")
+    rc, out, ptx_by_kernel = results["done"][name]
+    assert rc == 0, out[-3000:]
+    for i, key in enumerate(results["jobs"][name][2]):
+        assert len(_opcode_lines(ptx_by_kernel[f"k{i}"], CALLS[key]["opcode"])) == 1, key
+
+
+@pytest.mark.parametrize("target", NVCC_TARGETS)
+def test_unsupported_forms_fail_naming_the_targets(results: dict[str, Any], target: str) -> None:
+    name = f"bad {target}"
+    rc, out, ptx_by_kernel = results["done"][name]
+    assert rc != 0
+    m = re.search(r"Unresolved extern function '(ptxgen_unsupported_target_\w+)'", out)
+    assert m, out[-3000:]
+    keys = results["jobs"][name][2]
+    assert m.group(1) in {CALLS[k]["error"] for k in keys}
+    for i, key in enumerate(keys):
+        call = CALLS[key]
+        kernel = ptx_by_kernel[f"k{i}"]
+        assert call["error"] in kernel, key
+        assert not _opcode_lines(kernel, call["opcode"]), key
+        # The name says where the form is supported.
+        sup = call["form"].support
+        named = call["error"].split("_is_only_on_")[1]
+        assert all(t in named for t in sup.targets if not named.startswith("sm_")
+                   or "_and_later" not in named), (key, named)
+
+
+def test_invalid_combinations_fail_with_the_rule(results: dict[str, Any]) -> None:
+    rc, out, _ = results["done"]["invalid sm_100a"]
+    assert rc != 0
+    for call, message in INVALID.items():
+        assert message in out, (call, out[-4000:])
+
+
+def test_the_ptx_isa_version_gates_too(results: dict[str, Any]) -> None:
+    rc, out, _ = results["done"]["version sm_100a"]
+    assert rc != 0
+    assert re.search(r"Unresolved extern function 'ptxgen_unsupported_target_tcgen05_mma_block_"
+                     r"scale_is_only_on_\w+_from_ptx_isa_8_8'", out), out[-2000:]

@@ -1,0 +1,171 @@
+"""``ptxgen support``: the contract of issue 6, item 5.
+
+Expected answers are restated from the seeds' target notes (002, 004) and
+from the ptxas 13.0 findings recorded in the spec's notes, never read back
+from ptxgen's own output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+def support(*args: str) -> tuple[int, str, str]:
+    res = run_cli("support", *args)
+    return res.code, res.out, res.err
+
+
+def invalid(*args: str) -> str:
+    code, out, err = support(*args)
+    assert code == 2, (out, err)
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# -- the four examples of the issue ---------------------------------------------------
+
+@pytest.mark.parametrize("opcode, target", [
+    ("tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16", "sm_100a"),
+    ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "sm_90a"),
+    ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "sm_75"),
+    ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "sm_80"),
+])
+def test_issue_examples_are_supported(opcode: str, target: str) -> None:
+    code, out, err = support(opcode, "--target", target)
+    assert (code, err) == (0, "")
+    assert out.startswith(f"{opcode}: supported on {target} at PTX ISA 9.0")
+
+
+def test_not_supported_lists_where_it_is() -> None:
+    # Seed 004: wgmma requires sm_90a; ptxas 13.0 refuses it on sm_100a.
+    code, out, _ = support("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+                           "--target", "sm_100a")
+    assert code == 1
+    assert "not supported on sm_100a" in out
+    assert "supported on: sm_90a (from 8.0)" in out
+
+
+def test_kind_i8_targets_from_seed_002() -> None:
+    # ".kind::i8 is supported on sm_100a, sm_101a (renamed sm_110a), sm_110a".
+    op = "tcgen05.mma.sp.cta_group::1.kind::i8"
+    assert support(op, "--target", "sm_100a")[0] == 0
+    assert support(op, "--target", "sm_110a")[0] == 0
+    assert support(op, "--target", "sm_101a", "--ptx-isa", "8.6")[0] == 0
+    for t in ("sm_103a", "sm_100f", "sm_110f", "sm_120a", "sm_90a"):
+        assert support(op, "--target", t)[0] == 1, t
+
+
+def test_versions_from_seed_002() -> None:
+    # mxf4nvf4 from PTX ISA 8.7, block16/block32 from 8.8, tcgen05.mma.sp from 8.6.
+    nvf4 = "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
+    assert support(nvf4, "--target", "sm_100a", "--ptx-isa", "8.6")[0] == 1
+    assert support(nvf4, "--target", "sm_100a", "--ptx-isa", "8.7")[0] == 0
+    b16 = "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16"
+    assert support(b16, "--target", "sm_100a", "--ptx-isa", "8.7")[0] == 1
+    assert support(b16, "--target", "sm_100a", "--ptx-isa", "8.8")[0] == 0
+    f16 = "tcgen05.mma.sp.cta_group::1.kind::f16"
+    assert support(f16, "--target", "sm_100a", "--ptx-isa", "8.5")[0] == 1
+    assert support(f16, "--target", "sm_100a", "--ptx-isa", "8.6")[0] == 0
+
+
+def test_family_specific_targets() -> None:
+    # .block32 runs on the family-specific targets; .scale_vec::NX only on `a` targets.
+    op = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"
+    for t in ("sm_100f", "sm_103f", "sm_110f", "sm_103a", "sm_110a"):
+        assert support(op, "--target", t)[0] == 0, t
+    vec = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X"
+    assert support(vec, "--target", "sm_100f")[0] == 1
+    assert support(vec, "--target", "sm_103a")[0] == 0
+
+
+@pytest.mark.parametrize("target, version, why", [
+    ("sm_100f", "8.7", "sm_100f does not exist at PTX ISA 8.7 (it exists from 8.8)"),
+    ("sm_110a", "8.8", "sm_110a does not exist at PTX ISA 8.8 (it exists from 9.0)"),
+    ("sm_101a", "9.0", "sm_101a does not exist at PTX ISA 9.0 (renamed sm_110a from 9.0)"),
+])
+def test_a_target_that_does_not_exist_at_the_version_is_not_supported(
+        target: str, version: str, why: str) -> None:
+    code, out, err = support("tcgen05.mma.cta_group::1.kind::f16", "--target", target,
+                             "--ptx-isa", version)
+    assert (code, err) == (1, "")
+    assert why in out
+
+
+def test_default_version_is_the_newest() -> None:
+    code, out, _ = support("tcgen05.mma.cta_group::1.kind::f16", "--target", "sm_110a")
+    assert code == 0 and "at PTX ISA 9.0" in out
+
+
+def test_table_without_target() -> None:
+    code, out, err = support("wgmma.fence.sync.aligned")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1:] == ["  sm_90a   from PTX ISA 8.0"]
+
+
+def test_table_per_shape_from_ptxas() -> None:
+    # Seed 004 gives "sm_75 / sm_80" for .f16; ptxas: m16n8k8 needs sm_75, m16n8k16 sm_80.
+    out = support("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32")[1]
+    assert "  sm_75    from PTX ISA 7.0" in out.splitlines()
+    out = support("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")[1]
+    assert not any(line.startswith("  sm_75 ") for line in out.splitlines())
+
+
+def test_operand_variants_with_narrower_support_are_noted() -> None:
+    # Seed 002: scale-input-d requires sm_100a / sm_100f+ (not sm_101a / sm_110a).
+    code, out, _ = support("tcgen05.mma.cta_group::1.kind::f16", "--target", "sm_110a")
+    assert code == 0
+    assert "note: with scale_input_d: sm_100a (from 8.6), sm_100f (from 8.8), sm_103a " \
+           "(from 8.8), sm_103f (from 8.8)" in out
+
+
+def test_json() -> None:
+    code, out, _ = support("ldmatrix.sync.aligned.m16n16.x1.trans.b8", "--target", "sm_120a",
+                           "--json")
+    data = json.loads(out)
+    assert code == 0 and data["supported"] is True
+    assert data["support"]["sm_100a"] == "8.6"
+    assert "sm_90a" not in data["support"] and "sm_100" not in data["support"]
+
+
+# -- exit 2 ------------------------------------------------------------------------------
+
+def test_seed_002_collector_typo_is_invalid() -> None:
+    line = invalid("tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.collector::a:fill")
+    assert line.startswith("ptxgen: error: tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4."
+                           "collector::a:fill: not a valid form")
+    assert "cannot read '.collector::a:fill'" in line
+
+
+@pytest.mark.parametrize("opcode, reason", [
+    ("tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.collector::a::fill", "need .block_scale"),
+    ("tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::fill",
+     "cannot be combined with .ashift"),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", "explicit .scale_vectorsize"),
+    ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block16", ".kind::mxf8f6f4 takes"),
+    ("tcgen05.mma.ws.cta_group::2.kind::f16", "only exists with .cta_group::1"),
+    ("wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8", "steps of 16"),
+    ("mma.sync.aligned.m16n8k16.col.row.f32.bf16.bf16.f32", "only .m8n8k4"),
+    ("ldmatrix.sync.aligned.m16n16.x4.trans.b8", ".m16n16 takes .x1 or .x2"),
+    ("stmatrix.sync.aligned.m16n8.x1.b8", ".m16n8 needs .trans"),
+    ("mma.sync.aligned.m16n8k32.row.col.f32.e2m1.e2m1.f32", "need .kind::f8f6f4"),
+])
+def test_invalid_combinations_say_why(opcode: str, reason: str) -> None:
+    assert reason in invalid(opcode)
+
+
+def test_qualifiers_out_of_order_are_invalid() -> None:
+    assert "cannot read" in invalid("tcgen05.mma.kind::f16.cta_group::1")
+
+
+def test_unknown_instruction_target_and_version() -> None:
+    assert "unknown instruction" in invalid("mma.async.m16")
+    assert "--target: unknown target 'sm_70'" in invalid(
+        "wgmma.fence.sync.aligned", "--target", "sm_70")
+    assert "--ptx-isa: '9.1' is not a PTX ISA version" in invalid(
+        "wgmma.fence.sync.aligned", "--ptx-isa", "9.1")
