@@ -33,14 +33,18 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def wall(cmd: list[str], runs: int) -> float:
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=ENV)  # warm-up
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def wall(cmds: dict[str, list[str]], runs: int) -> dict[str, float]:
+    """Median wall time of each command; the commands are run interleaved, round after
+    round, so that drifting machine load affects them alike."""
+    for cmd in cmds.values():  # warm-up (byte-code caches, jinja cache)
         subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=ENV)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            start = time.perf_counter()
+            subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=ENV)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -56,14 +60,15 @@ def main() -> None:
         sys.exit("ptxgen is not installed (pip install -e .)")
     out = Path(tempfile.mkdtemp()) / "generated"
     try:
-        res: dict[str, float] = {}
-        res["python -c pass"] = wall([sys.executable, "-c", "pass"], args.runs)
-        res["generate"] = wall([ptxgen, "generate", "--out", str(out)], args.runs)
-        res["check"] = wall([ptxgen, "check"], args.runs)
-        res["encode"] = wall([ptxgen, "encode", "instr_desc", "--kind", "f16", "dtype=f32",
-                              "atype=bf16", "btype=bf16", "n=256", "m=128"], args.runs)
-        res["decode"] = wall([ptxgen, "decode", "smem_desc", "0x4000404000010040", "--json"],
-                             args.runs)
+        res = wall({
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "encode": [ptxgen, "encode", "instr_desc", "--kind", "f16", "dtype=f32",
+                       "atype=bf16", "btype=bf16", "n=256", "m=128"],
+            "decode": [ptxgen, "decode", "smem_desc", "0x4000404000010040", "--json"],
+            "check": [ptxgen, "check"],
+        }, args.runs)
+        res.update(wall({"generate": [ptxgen, "generate", "--out", str(out)]},
+                        max(3, args.runs // 3)))
     finally:
         shutil.rmtree(out.parent, ignore_errors=True)
     from ptxgen.isa import InstrDescF16

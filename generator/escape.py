@@ -17,6 +17,8 @@ from ptxgen.names import identifier_problem
 # warn about (NUL, other controls). Tab is kept.
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_CPP_PLAIN = re.compile(r"[\x20\x21\x23-\x3e\x40-\x5b\x5d-\x7e]*")  # no backslash, quote, '?'
+
 
 
 def lines(text: str) -> list[str]:
@@ -154,6 +156,8 @@ def cpp_str(text: str) -> str:
     Non-ASCII bytes use 3-digit octal escapes (hex escapes are greedy and
     would swallow a following hex digit); ``?`` is escaped against trigraphs.
     """
+    if _CPP_PLAIN.fullmatch(text):  # the common case: nothing to escape
+        return f'"{text}"'
     out = ['"']
     for byte in text.encode("utf-8"):
         ch = chr(byte)
