@@ -17,6 +17,7 @@ from ptxgen.names import identifier_problem
 # warn about (NUL, other controls). Tab is kept.
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_PY_PLAIN = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")  # printable ASCII, no backslash/quote
 _CPP_PLAIN = re.compile(r"[\x20\x21\x23-\x3e\x40-\x5b\x5d-\x7e]*")  # no backslash, quote, '?'
 
 
@@ -53,6 +54,8 @@ def ident_part(text: str) -> str:
 
 def py_str(text: str) -> str:
     """A Python string literal whose value is exactly ``text``."""
+    if _PY_PLAIN.fullmatch(text):  # the common case: nothing to escape
+        return f'"{text}"'
     out = ['"']
     for ch in text:
         if ch == "\\":

@@ -94,6 +94,16 @@ class Targets:
     def by_name(self) -> dict[str, Target]:
         return {t.name: t for t in self.targets}
 
+    @cached_property
+    def and_later(self) -> dict[frozenset[str], int]:
+        """Target sets that are exactly "sm_NN and later" (every suffix) -> NN; the
+        first (lowest) NN wins when two give the same set."""
+        out: dict[frozenset[str], int] = {}
+        for t in self.targets:
+            if t.suffix == "":
+                out.setdefault(self.select(f"sm_{t.sm}+"), t.sm)
+        return out
+
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.targets)

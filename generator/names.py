@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from functools import cache
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -29,6 +30,7 @@ warpSize threadIdx blockIdx blockDim gridDim
 """.split())
 
 
+@cache
 def identifier_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as an identifier in generated code, or None."""
     if not _IDENT.match(name):

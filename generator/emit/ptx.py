@@ -303,9 +303,9 @@ def _since(since: str | None) -> int:
 
 def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     """Compact target list for identifiers: sm_80_and_later, or the names."""
-    for t in targets.targets:
-        if t.suffix == "" and targets.select(f"sm_{t.sm}+") == names:
-            return f"sm_{t.sm}_and_later"
+    sm = targets.and_later.get(names)
+    if sm is not None:
+        return f"sm_{sm}_and_later"
     return "_".join(t.name for t in targets.targets if t.name in names)
 
 
