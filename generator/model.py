@@ -93,6 +93,22 @@ class Field:
         return self.mask << self.lsb
 
     @property
+    def value_shift(self) -> int:
+        """Low bits of the user value the encoding drops (N >> 3, matrix-descriptor-encode)."""
+        if self.type == "dimension":
+            return self.dim_shift
+        if self.type == "address" and self.encoding is not None:
+            return self.encoding.shift
+        return 0
+
+    @property
+    def value_mask(self) -> int | None:
+        """Mask applied to the user value before the shift (matrix-descriptor-encode)."""
+        if self.type == "address" and self.encoding is not None:
+            return self.encoding.mask
+        return None
+
+    @property
     def enum_class(self) -> str | None:
         return camel(self.name) if self.type == "enum" else None
 

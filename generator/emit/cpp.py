@@ -119,11 +119,9 @@ def field_checks(f: Field) -> list[Check]:
 
 def code_expr(f: Field) -> str:
     """The raw field code (before masking to the field width) of member ``f``."""
-    if f.type == "dimension":
-        return f"({f.name} >> {f.dim_shift})"
-    if f.type == "address":
-        assert f.encoding is not None
-        return f"(({f.name} & {h(f.encoding.mask)}) >> {f.encoding.shift})"
+    if f.value_shift:
+        value = f.name if f.value_mask is None else f"({f.name} & {h(f.value_mask)})"
+        return f"({value} >> {f.value_shift})"
     if f.enum_class:
         return f"static_cast<uint32_t>({f.name})"
     return f.name
@@ -135,11 +133,8 @@ def decode_expr(f: Field, word_bits: int) -> str:
     raw = f"((w >> {f.lsb}) & {h(f.mask, word_bits)})"
     if word_bits > 32:
         raw = f"static_cast<uint32_t>{raw}"
-    if f.type == "dimension":
-        return f"{raw} << {f.dim_shift}"
-    if f.type == "address":
-        assert f.encoding is not None
-        return f"{raw} << {f.encoding.shift}"
+    if f.value_shift:
+        return f"{raw} << {f.value_shift}"
     if f.enum_class:
         return f"static_cast<{f.enum_class}>({raw})"
     return raw

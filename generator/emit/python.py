@@ -41,15 +41,12 @@ def field_view(f: Field, index: int) -> dict[str, Any]:
     else:
         default_src = None if default is None else str(default)
     raw = f"((word >> {f.lsb}) & {f.mask:#x})"
-    if f.type == "dimension":
-        to_code = f"(self.{f.name} >> {f.dim_shift})"
-        from_code = f"{raw} << {f.dim_shift}"
-        check = f"_multiple(self, {index}, {f.name}, {f.user_step}, {f.user_max})"
-    elif f.type == "address":
-        assert f.encoding is not None
-        enc = f.encoding
-        to_code = f"((self.{f.name} & {enc.mask:#x}) >> {enc.shift})"
-        from_code = f"{raw} << {enc.shift}"
+    if f.value_shift:  # dimensions and addresses: the code drops low bits of the value
+        value = f"self.{f.name}"
+        if f.value_mask is not None:
+            value = f"({value} & {f.value_mask:#x})"
+        to_code = f"({value} >> {f.value_shift})"
+        from_code = f"{raw} << {f.value_shift}"
         check = f"_multiple(self, {index}, {f.name}, {f.user_step}, {f.user_max})"
     else:
         to_code = f"self.{f.name}"

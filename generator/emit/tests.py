@@ -65,12 +65,10 @@ def invalid_values(f: Field) -> list[tuple[str, str]]:
 
 def code_expr(f: Field) -> str:
     """Source text turning the user value ``v`` into the raw field code."""
-    if f.type == "dimension":
-        return f"v >> {f.dim_shift}"
-    if f.type == "address":
-        assert f.encoding is not None
-        return f"(v & {f.encoding.mask:#x}) >> {f.encoding.shift}"
-    return "int(v)"
+    if not f.value_shift:
+        return "int(v)"
+    value = "v" if f.value_mask is None else f"(v & {f.value_mask:#x})"
+    return f"{value} >> {f.value_shift}"
 
 
 def layout_view(lay: Layout) -> dict[str, Any]:
