@@ -5,7 +5,9 @@ that does not validate, a field value the tables do not allow, bad usage).
 Errors go to stderr, one line each; results go to stdout.
 
 The encode/decode/zero-column-mask paths import only the generated classes
-(``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path.
+(``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path. Only with
+``--ptx-isa X.Y`` do they read the spec (its versions and the descriptors'
+``since``; :func:`ptxgen.view.check_descriptor_at`), through argparse.
 """
 
 from __future__ import annotations
@@ -44,8 +46,13 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="spec folder (default: spec/)")
 
     def out_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--out", type=Path, default=Path("generated"), metavar="DIR",
-                        help="output folder (default: generated/)")
+        sp.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="output folder (default: generated/; with --ptx-isa X.Y: "
+                             "generated-X.Y/)")
+
+    def view_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
+                        help=f"{what} as of this PTX ISA version (a version the spec lists)")
 
     def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
         sp.add_argument("--json", action="store_true", help=f"print {what} as JSON")
@@ -53,41 +60,54 @@ def _build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="validate the spec and (re)write the output folder")
     spec_arg(g)
     out_arg(g)
+    view_arg(g, "generate the spec")
     json_arg(g, "the written files")
     c = sub.add_parser("check", help="exit 1 if the output folder differs from what "
                                      "generate would write")
     spec_arg(c)
     out_arg(c)
+    view_arg(c, "compare with the spec")
     c.add_argument("--full", action="store_true",
                    help="always render and compare (ignore the manifest's input digest)")
     json_arg(c, "the differences")
     v = sub.add_parser("validate", help="validate the spec (exit 2 with file:line:col errors)")
     spec_arg(v)
+    view_arg(v, "also build the spec")
     json_arg(v, "the diagnostics")
 
     e = sub.add_parser("encode", help="encode a descriptor from FIELD=VALUE pairs")
     e.add_argument("descriptor", metavar="DESCRIPTOR")
     e.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
     e.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
+    view_arg(e, "refuse a descriptor or kind that does not exist")
+    spec_arg(e)
     d = sub.add_parser("decode", help="decode a descriptor word")
     d.add_argument("descriptor", metavar="DESCRIPTOR")
     d.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
     d.add_argument("word", metavar="HEX")
     json_arg(d, "the fields")
+    view_arg(d, "refuse a descriptor or kind that does not exist")
+    spec_arg(d)
     z = sub.add_parser("zero-column-mask", help="expand a zero-column mask descriptor (Table 45)")
     z.add_argument("word", metavar="HEX")
     z.add_argument("--m", type=int, required=True, choices=(128, 64, 32), metavar="{128,64,32}")
     z.add_argument("--n", type=int, required=True, metavar="N")
     json_arg(z, "the masks")
+    view_arg(z, "refuse the descriptor if it does not exist")
+    spec_arg(z)
 
     df = sub.add_parser("diff", help="semantic changes between two revisions of the spec, "
                                      "classified breaking / compatible / note (exit 1 if any "
                                      "breaks)")
-    df.add_argument("old", metavar="OLD", help="spec folder or git revision (REV or REV:PATH)")
-    df.add_argument("new", metavar="NEW", help="spec folder or git revision (REV or REV:PATH)")
+    df.add_argument("old", metavar="OLD", help="spec folder or git revision (REV or "
+                                               "REV:PATH); with --ptx-isa a PTX ISA version")
+    df.add_argument("new", metavar="NEW", help="spec folder or git revision (REV or "
+                                               "REV:PATH); with --ptx-isa a PTX ISA version")
     df.add_argument("--spec", type=Path, default=Path("spec"), metavar="DIR",
-                    help="the spec folder whose path a git revision is read from "
-                         "(default: spec/)")
+                    help="the spec folder whose path a git revision is read from, or whose "
+                         "versions --ptx-isa compares (default: spec/)")
+    df.add_argument("--ptx-isa", dest="ptx_isa", action="store_true",
+                    help="OLD and NEW are PTX ISA versions: compare two views of one spec")
     df.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                     help="output format (default: text)")
     df.add_argument("--generated", action="store_true",
@@ -154,8 +174,25 @@ def _parse_word(text: str, bits: int) -> int:
     return word
 
 
+def _available(args: Any, descriptor: str, kind: str | None) -> None:
+    """With --ptx-isa: the descriptor (kind) must exist at that version (read from the
+    spec; the default path reads no spec at all)."""
+    version = getattr(args, "ptx_isa", None)
+    if version is None:
+        return
+    from pathlib import Path
+
+    from ptxgen.view import ViewError, check_descriptor_at
+
+    try:
+        check_descriptor_at(Path(args.spec), version, descriptor, kind)
+    except ViewError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _encode(args: Any) -> int:
     cls = _descriptor_class(args.descriptor, args.kind)
+    _available(args, cls.DESCRIPTOR, cls.KIND)
     specs = {f.name: f for f in cls.FIELDS}
     values: dict[str, int] = {}
     for item in args.fields:
@@ -217,6 +254,7 @@ def cli_values(desc: Any) -> dict[str, int | str]:
 
 def _decode(args: Any) -> int:
     cls = _descriptor_class(args.descriptor, args.kind)
+    _available(args, cls.DESCRIPTOR, cls.KIND)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     values = cli_values(desc)
     if args.json:
@@ -233,6 +271,7 @@ def _zero_column_mask(args: Any) -> int:
     from ptxgen.isa import DESCRIPTORS, DescriptorError
 
     cls: Any = DESCRIPTORS["zero_column_mask_desc"][None]
+    _available(args, cls.DESCRIPTOR, None)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     try:
         masks = desc.masks(args.m, args.n)
@@ -266,29 +305,42 @@ def _spec_failure(exc: Any, as_json: bool) -> int:
 
 def _pipeline(args: Any) -> int:
     import json
+    from pathlib import Path
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
+    from ptxgen.view import ViewError
 
+    view = args.ptx_isa
+    if getattr(args, "out", None) is None:
+        args.out = Path("generated" if view is None else f"generated-{view}")
+    shown = f" (PTX ISA {view} view)" if view else ""
     try:
         if args.command == "validate":
-            spec = pipeline.load_model(args.spec)
+            docs = pipeline.load_documents(args.spec)
+            names = sorted(d.rel for d in docs)
+            spec = pipeline.model_of(docs, view)
             if args.json:
-                print(json.dumps({"ok": True, "files": list(spec.spec_files)}, indent=2))
+                print(json.dumps({"ok": True, "files": names}
+                                 | ({"ptx_isa": view, "view_files": list(spec.spec_files)}
+                                    if view else {}), indent=2))
             else:
-                print(f"{args.spec}: {len(spec.spec_files)} spec files valid")
+                print(f"{args.spec}: {len(names)} spec files valid" +
+                      (f"; the PTX ISA {view} view has {_summary(spec)}" if view else ""))
             return EXIT_OK
         if args.command == "generate":
-            files = pipeline.generate(args.spec, args.out)
+            files = pipeline.generate(args.spec, args.out, view)
             if args.json:
-                print(json.dumps({"ok": True, "out": str(args.out), "files": list(files)},
-                                 indent=2))
+                print(json.dumps({"ok": True, "out": str(args.out), "files": list(files)}
+                                 | ({"ptx_isa": view} if view else {}), indent=2))
             else:
-                print(f"wrote {len(files)} files to {args.out}")
+                print(f"wrote {len(files)} files to {args.out}{shown}")
             return EXIT_OK
-        diffs = pipeline.check(args.spec, args.out, full=args.full)
+        diffs = pipeline.check(args.spec, args.out, full=args.full, ptx_isa=view)
     except SpecError as exc:
         return _spec_failure(exc, args.json)
+    except ViewError as exc:
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps({"ok": not diffs, "differences": [
             {"status": s, "path": (args.out / p).as_posix()} for s, p in diffs]}, indent=2))
@@ -296,9 +348,18 @@ def _pipeline(args: Any) -> int:
         for status, path in diffs:
             print(f"{(args.out / path).as_posix()}: {status}")
         if diffs:
-            print(f"ptxgen: {args.out} is out of date ({len(diffs)} file(s)); run "
-                  "'ptxgen generate'", file=sys.stderr)
+            again = f" --ptx-isa {view} --out {args.out}" if view else ""
+            print(f"ptxgen: {args.out} is out of date{shown} ({len(diffs)} file(s)); run "
+                  f"'ptxgen generate{again}'", file=sys.stderr)
     return EXIT_DIFF if diffs else EXIT_OK
+
+
+def _summary(spec: Any) -> str:
+    iset = spec.instructions
+    forms = sum(len(i.forms) for i in iset.instructions) if iset else 0
+    return (f"{len(spec.descriptors)} descriptors, {len(spec.layouts)} descriptor classes, "
+            f"{len(iset.instructions) if iset else 0} instructions with {forms} forms, "
+            f"{len(iset.targets.targets) if iset else 0} targets")
 
 
 def _diff(args: Any) -> int:
@@ -306,7 +367,8 @@ def _diff(args: Any) -> int:
     from ptxgen.errors import SpecError
 
     try:
-        report = diff(args.old, args.new, spec=args.spec, generated=args.generated)
+        report = diff(args.old, args.new, spec=args.spec, generated=args.generated,
+                      ptx_isa=args.ptx_isa)
     except DiffError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:

@@ -78,7 +78,8 @@ def py_str(text: str) -> str:
 
 def wrap(text: str, width: int) -> str:
     """Re-flow paragraphs to ``width`` columns (line breaks within the text are kept;
-    an indented line stays indented). Words are never split."""
+    an indented line stays indented and its continuation lines hang 4 columns
+    deeper, like the entries of a docstring section). Words are never split."""
     import textwrap
 
     out: list[str] = []
@@ -86,7 +87,8 @@ def wrap(text: str, width: int) -> str:
         indent = line[: len(line) - len(line.lstrip(" "))]
         wrapped = []
         if line.strip():
-            wrapped = textwrap.wrap(line, width=max(width, 20), subsequent_indent=indent + "    ",
+            hang = indent + "    " if indent else ""
+            wrapped = textwrap.wrap(line, width=max(width, 20), subsequent_indent=hang,
                                     break_long_words=False, break_on_hyphens=False)
         if wrapped and indent:
             wrapped[0] = indent + wrapped[0].lstrip(" ")
@@ -95,8 +97,12 @@ def wrap(text: str, width: int) -> str:
 
 
 def py_docstring(text: str, indent: int = 0) -> str:
-    """Docstring body for ``text`` wrapped to fit 99 columns at ``indent``."""
-    return _py_docstring(wrap(text, 93 - indent))
+    """Docstring body for ``text`` wrapped to fit 99 columns at ``indent``: the
+    lines after the first are indented to the docstring's own column (PEP 257)."""
+    pad = " " * indent
+    body = _py_docstring(wrap(text, 93 - indent))
+    return "\n".join(line if i == 0 or not line else pad + line
+                     for i, line in enumerate(body.split("\n")))
 
 
 def _py_docstring(text: str) -> str:

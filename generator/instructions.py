@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -85,6 +85,8 @@ class Targets:
     targets: tuple[Target, ...]
     families: Mapping[str, tuple[int, ...]]
     suffix_macros: Mapping[str, tuple[str, ...]]
+    # (CUDA toolkit, the PTX ISA version its compiler writes), oldest first
+    toolkits: tuple[tuple[str, str], ...] = ()
 
     @property
     def newest(self) -> str:
@@ -162,7 +164,9 @@ def build_targets(data: Mapping[str, Any]) -> Targets:
                           fam_of.get(sm) if suffix or sm in fam_of else None,
                           t.get("ptxas_arch", t["name"]), t.get("nvcc", True), renamed))
     macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
-    return Targets(versions, tuple(out), families, macros)
+    toolkits = tuple((r["cuda"], r["ptx_isa"])
+                     for r in data.get("cuda_toolkits", {}).get("versions", ()))
+    return Targets(versions, tuple(out), families, macros, toolkits)
 
 
 # ---------------------------------------------------------------------------
@@ -354,6 +358,9 @@ class Operand:
     description: str
     choice: tuple[Alternative, ...]
     provenance: Provenance
+    access: str = "read"  # address operands: the instruction reads or writes the memory
+    # a descriptor word of spec/descriptors: (descriptor name, qualifier giving its kind)
+    descriptor: tuple[str, str | None] | None = None
 
     @property
     def is_param(self) -> bool:
@@ -392,6 +399,28 @@ class Rule:
         if self.forbid is not None and self.forbid(form):
             return False
         return len({form[n] for n in self.equal}) <= 1
+
+
+@dataclass(frozen=True)
+class DescriptorRule:
+    """A rule on the value of a descriptor operand, in the forms that match ``when``."""
+
+    id: str
+    operand: str
+    when: Condition
+    require: tuple[tuple[str, tuple[str, ...]], ...]  # field -> allowed (normalised) values
+    message: str
+    provenance: Provenance
+
+    def problems(self, fields: Mapping[str, object]) -> list[str]:
+        """Why the decoded ``fields`` break this rule (empty: they do not)."""
+        out = []
+        for name, allowed in self.require:
+            value = norm(fields.get(name))
+            if value not in allowed:
+                out.append(f"{self.message} ({self.operand}: {name} = {value}; allowed: "
+                           f"{', '.join(allowed)}) [{self.id}]")
+        return out
 
 
 @dataclass(frozen=True)
@@ -456,6 +485,7 @@ class OperandUse:
     values: tuple[int, ...] | tuple[str, int, None] | None
     elements: tuple[tuple[str, Any], ...]
     alternative: str | None  # the chosen alternative of a choice operand
+    access: str = "read"  # address operands: the instruction reads or writes the memory
 
 
 @dataclass(frozen=True)
@@ -533,6 +563,13 @@ class Instruction:
     seed_syntax: tuple[tuple[str, str, Condition], ...] = ()
     examples: tuple[Mapping[str, Any], ...] = ()
     targets: Targets | None = field(default=None, compare=False, repr=False)
+    descriptor_rules: tuple[DescriptorRule, ...] = ()
+
+    def descriptor_problems(self, form: Mapping[str, str], operand: str,
+                            fields: Mapping[str, object]) -> list[str]:
+        """The descriptor rules that the decoded ``fields`` of ``operand`` break in ``form``."""
+        return [p for r in self.descriptor_rules if r.operand == operand and r.when(form)
+                for p in r.problems(fields)]
 
     # -- parameters -----------------------------------------------------------
     @cached_property
@@ -732,7 +769,7 @@ class Instruction:
                 count=None if count is None else int(eval_spec(count, form)),
                 io=op.io, values=None if op.values is None else eval_spec(op.values, form),
                 elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
-                alternative=alt))
+                alternative=alt, access=op.access))
         return tuple(out)
 
     # -- wrappers -------------------------------------------------------------
@@ -782,7 +819,10 @@ def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str =
         ops.append(Operand(o["name"], kind, typ, o.get("count"), io, o.get("values"),
                            tuple((e["name"], e["values"]) for e in o.get("elements", ())),
                            bool(o.get("optional")), Condition.build(o.get("when")),
-                           " ".join(o.get("description", "").split()), choice, prov(o)))
+                           " ".join(o.get("description", "").split()), choice, prov(o),
+                           o.get("access", "read"),
+                           (o["descriptor"]["name"], o["descriptor"].get("kind"))
+                           if "descriptor" in o else None))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -805,7 +845,12 @@ def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str =
         wrappers=wrappers, clobbers_memory="memory" in clob,
         memory_reason=" ".join(clob.get("memory", "").split()),
         provenance=prov(raw), spec_file=spec_file, seed_syntax=seed_syntax,
-        examples=tuple(raw.get("examples", ())), targets=targets)
+        examples=tuple(raw.get("examples", ())), targets=targets,
+        descriptor_rules=tuple(
+            DescriptorRule(r["id"], r["operand"], Condition.build(r["when"]),
+                           tuple((k, tuple(norm(v) for v in vs)) for k, vs in r["require"].items()),
+                           " ".join(r["message"].split()), prov(r))
+            for r in raw.get("descriptor_rules", ())))
 
 
 @dataclass(frozen=True)
@@ -912,6 +957,40 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
             return Lookup(opcode, ins, tuple(forms), ())
         problems.extend(explain(ins, opcode))
     return Lookup(opcode, cands[0], (), tuple(problems))
+
+
+def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, int],
+                        decode: Callable[[str, str | None, int], Mapping[str, object]]
+                        ) -> list[str]:
+    """Why descriptor operand values break the spec's ``descriptor_rules`` for the form
+    written ``opcode`` (e.g. ``{"idesc": 0x08100490}``); empty when they do not.
+
+    ``decode(descriptor, kind, word)`` returns the word's fields as ``ptxgen decode``
+    spells them and raises ValueError for a word the descriptor refuses.
+    Raises PtxFormError for an invalid opcode or an operand that is no descriptor.
+    """
+    found = lookup(iset, opcode)
+    if not found.valid or found.instruction is None:
+        raise PtxFormError(f"{opcode}: " + "; ".join(found.problems))
+    ins = found.instruction
+    out: list[str] = []
+    for name, word in words.items():
+        op = next((o for o in ins.operands if o.name == name and o.descriptor), None)
+        if op is None or op.descriptor is None:
+            known = ", ".join(o.name for o in ins.operands if o.descriptor) or "none"
+            raise PtxFormError(f"{ins.name}: {name} is not a descriptor operand "
+                               f"(descriptor operands: {known})")
+        desc, kind_of = op.descriptor
+        for form in found.forms:
+            kind = form.params[kind_of] if kind_of else None
+            try:
+                fields = decode(desc, kind, word)
+            except ValueError as exc:
+                problems = [f"{name}: {exc}"]
+            else:
+                problems = ins.descriptor_problems(form.params, name, fields)
+            out.extend(p for p in problems if p not in out)
+    return out
 
 
 def explain(ins: Instruction, opcode: str) -> list[str]:

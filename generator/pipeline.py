@@ -1,5 +1,9 @@
 """The whole pipeline as functions the CLI (and tests) call:
-load -> validate -> model -> emit -> write."""
+load -> validate -> [view] -> model -> emit -> write.
+
+With ``ptx_isa``, the validated documents are first turned into the spec as of that
+PTX ISA version (:mod:`ptxgen.view`); the emitters get that model and do not know.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,14 @@ from pathlib import Path
 from ptxgen import manifest
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
-from ptxgen.load import load_spec_dir_partial
+from ptxgen.load import Document, load_spec_dir_partial
 from ptxgen.model import Spec, build_model
 from ptxgen.validate import validate
+from ptxgen.view import view_documents
 from ptxgen.write import diff_tree, existing_files, write_tree
 
 
-def load_model(spec_dir: Path) -> Spec:
+def load_documents(spec_dir: Path) -> list[Document]:
     """Load and validate ``spec_dir``; raise SpecError with every problem found."""
     docs, errors = load_spec_dir_partial(spec_dir)
     try:
@@ -23,33 +28,52 @@ def load_model(spec_dir: Path) -> Spec:
         errors.extend(exc.diagnostics)
     if errors:
         raise SpecError(errors)
-    return build_model(docs)
+    return docs
 
 
-def render(spec_dir: Path) -> Files:
+def load_model(spec_dir: Path, ptx_isa: str | None = None) -> Spec:
+    """Load and validate ``spec_dir``; raise SpecError with every problem found.
+
+    With ``ptx_isa``, the model of the spec as of that PTX ISA version (see
+    :mod:`ptxgen.view`; :class:`ptxgen.view.ViewError` for a version the spec does
+    not list).
+    """
+    return model_of(load_documents(spec_dir), ptx_isa)
+
+
+def model_of(docs: list[Document], ptx_isa: str | None = None) -> Spec:
+    """The model of validated documents, or of their view as of PTX ISA ``ptx_isa``."""
+    if ptx_isa is None:
+        return build_model(docs)
+    return build_model(view_documents(docs, ptx_isa))
+
+
+def render(spec_dir: Path, ptx_isa: str | None = None) -> Files:
     """Every output file, the manifest included, as bytes keyed by relative path."""
-    files = render_all(load_model(spec_dir))
-    files[manifest.NAME] = manifest.build(files, manifest.input_digest(spec_dir))
+    files = render_all(load_model(spec_dir, ptx_isa))
+    files[manifest.NAME] = manifest.build(files, manifest.input_digest(spec_dir, ptx_isa),
+                                          ptx_isa)
     return files
 
 
-def generate(spec_dir: Path, out_dir: Path) -> Files:
+def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None) -> Files:
     """Render everything in memory first; write (atomically) only if that succeeded."""
-    files = render(spec_dir)
+    files = render(spec_dir, ptx_isa)
     write_tree(out_dir, files)
     return files
 
 
-def check(spec_dir: Path, out_dir: Path, *, full: bool = False) -> list[tuple[str, str]]:
+def check(spec_dir: Path, out_dir: Path, *, full: bool = False,
+          ptx_isa: str | None = None) -> list[tuple[str, str]]:
     """(status, path) of every output file that differs from what generate would write.
 
     Unless ``full``, the manifest answers without rendering when no input changed
-    (see :mod:`ptxgen.manifest`); a manifest that is missing, stale or edited
-    falls back to a full render and comparison.
+    (see :mod:`ptxgen.manifest`); a manifest that is missing, stale, edited or made
+    for another PTX ISA view falls back to a full render and comparison.
     """
     if not full:
         have = existing_files(out_dir)
-        quick = manifest.quick_diff(out_dir, spec_dir, have)
+        quick = manifest.quick_diff(out_dir, spec_dir, have, ptx_isa)
         if quick is not None:
             return quick
-    return diff_tree(out_dir, render(spec_dir))
+    return diff_tree(out_dir, render(spec_dir, ptx_isa))

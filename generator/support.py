@@ -65,9 +65,13 @@ def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targ
 
 
 def _check_args(targets: Targets, target: str | None, version: str | None) -> str:
-    if version is not None and version not in targets.versions:
-        raise SupportError(f"--ptx-isa: {version!r} is not a PTX ISA version of the spec; "
-                           f"allowed: {', '.join(targets.versions)}")
+    if version is not None:
+        from ptxgen.view import ViewError, check_version  # the same check as every --ptx-isa
+
+        try:
+            check_version(targets.versions, version)
+        except ViewError as exc:
+            raise SupportError(str(exc)) from None
     if target is not None and target not in targets.by_name:
         raise SupportError(f"--target: unknown target {target!r}; known: "
                            f"{', '.join(targets.names)}")

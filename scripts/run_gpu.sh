@@ -32,12 +32,12 @@ run() {  # run NAME TIMEOUT CMD...: log to WORK/NAME.txt and to run.log
 
 : >"$OUT_DIR/run.log"
 nvidia-smi | tee -a "$OUT_DIR/run.log"
-# Build the three test libraries and the GEMM in parallel (cached under PTXGEN_GPU_BUILD).
+# Build the four test libraries and the GEMM in parallel (cached under PTXGEN_GPU_BUILD).
 run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
   python3 examples/wgmma_gemm/bench.py --build-only & p2=$!
   wait $p1 && wait $p2'
 # One pytest process per module: a GPU fault poisons only its own CUDA context.
-for m in mma_sync ldmatrix wgmma gemm; do
+for m in mma_sync mma_sp ldmatrix wgmma gemm; do
   run "pytest_$m" 600 python3 -m pytest -m gpu "tests/gpu/test_$m.py" -q -p no:cacheprovider \
     -o junit_family=xunit1 --junitxml="$WORK/junit_$m.xml"
 done

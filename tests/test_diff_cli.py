@@ -59,8 +59,9 @@ def test_json_shape() -> None:
     data = json.loads(res.out)
     assert set(data) == {"schema", "old", "new", "summary", "changes", "generated"}
     assert data["schema"] == "ptxgen-diff/1"
-    assert set(data["old"]) == {"label", "type", "spec", "commit"}
+    assert set(data["old"]) == {"label", "type", "spec", "commit", "ptx_isa"}
     assert data["old"]["type"] == "folder" and data["old"]["commit"] is None
+    assert data["old"]["ptx_isa"] is None  # the whole spec, not a version view
     assert data["summary"] == {"breaking": 3, "compatible": 0, "note": 2, "exit_code": 1}
     for c in data["changes"]:
         assert set(c) == {"rule", "severity", "area", "subject", "kinds", "message", "old",

@@ -1,8 +1,10 @@
 """`ptxgen diff` rules, one paired fixture per rule (tests/fixtures/diff/<case>/{old,new}).
 
-Every fixture is a small spec folder that validates against the real schema. The
-expected rule ids are restated here from what each fixture changes (see the comment
-at the top of each fixture file), never from ptxgen's own output.
+Every fixture is a small spec folder that validates against the real schema: the
+descriptor cases are one descriptor file, the instruction and target cases a
+targets.yaml and instructions/demo.yaml. The expected rule ids are restated here from
+what each fixture changes (see the comment at the top of each fixture file), never
+from ptxgen's own output.
 """
 
 from __future__ import annotations
@@ -57,6 +59,34 @@ EXPECTED: dict[str, set[str]] = {
     "values-narrowed": {"values-narrowed"},
     "values-widened": {"values-widened"},
     "word-size-changed": {"word-size-changed"},
+    "availability-narrowed": {"availability-narrowed"},
+    "availability-widened": {"availability-widened"},
+    # instructions: demo.mma (shape m8/m16, kind f16/f8, flag sat, optional scale,
+    # operands d, a (a_reg | a_mem), b, optional mask) and its gates.
+    "instruction-added": {"instruction-added"},
+    "instruction-removed": {"instruction-removed"},
+    "form-added": {"form-added"},
+    "form-removed": {"form-removed"},
+    "qualifier-added": {"qualifier-added", "form-added"},  # the forms with .relu
+    "qualifier-removed": {"qualifier-removed", "form-removed"},  # the forms with .satfinite
+    "qualifier-value-added": {"qualifier-value-added", "form-added"},
+    "qualifier-value-removed": {"qualifier-value-removed", "form-removed"},
+    "operand-added": {"operand-added", "form-added"},  # the forms that pass bias
+    "operand-added-required": {"operand-added-required"},
+    "operand-removed": {"operand-removed"},
+    "operand-retyped": {"operand-retyped"},
+    "support-widened": {"support-widened", "gate-targets-changed"},
+    "support-narrowed": {"support-narrowed", "gate-version-changed"},
+    "gate-version-changed": {"gate-version-changed", "support-widened"},  # sm_90a only
+    "gate-targets-changed": {"gate-targets-changed"},  # same targets, other order
+    "wrapper-added": {"wrapper-added"},
+    "wrapper-removed": {"wrapper-removed"},
+    # targets
+    "target-added": {"target-added"},
+    "target-removed": {"target-removed"},
+    "target-renamed": {"target-renamed"},
+    "ptx-isa-version-added": {"ptx-isa-version-added"},
+    "ptx-isa-version-removed": {"ptx-isa-version-removed"},
 }
 
 
@@ -78,7 +108,8 @@ def only(rep: Report, rule_id: str) -> Change:
 # -- every rule has its pair, every pair reports exactly what it changes ------------------
 
 def test_every_rule_has_a_paired_fixture() -> None:
-    ids = {r.id for r in rules() if r.area == "descriptors"}
+    ids = {r.id for r in rules()}
+    assert {r.area for r in rules()} == {"descriptors", "instructions", "targets"}
     assert ids <= set(CASES), sorted(ids - set(CASES))
     assert set(EXPECTED) == set(CASES)
 
@@ -116,14 +147,22 @@ def test_locations_point_into_the_fixture_files(case: str) -> None:
             if loc is None:
                 continue
             path = ROOT / loc.file
-            assert path.is_file() and path.parent == FIXTURES / case / side, loc
+            assert path.is_file() and FIXTURES / case / side in path.parents, loc
             assert 1 <= loc.line <= len(path.read_text().splitlines()), loc
 
 
 INVERSES = [("descriptor-added", "descriptor-removed"), ("kind-added", "kind-removed"),
             ("value-added", "value-removed"), ("values-narrowed", "values-widened"),
             ("helper-added", "helper-removed"), ("note-added", "note-removed"),
-            ("field-added", "field-removed")]
+            ("field-added", "field-removed"),
+            ("availability-narrowed", "availability-widened"),
+            ("instruction-added", "instruction-removed"), ("form-added", "form-removed"),
+            ("qualifier-added", "qualifier-removed"),
+            ("qualifier-value-added", "qualifier-value-removed"),
+            ("operand-added", "operand-removed"), ("operand-added-required", "operand-removed"),
+            ("support-widened", "support-narrowed"), ("wrapper-added", "wrapper-removed"),
+            ("target-added", "target-removed"),
+            ("ptx-isa-version-added", "ptx-isa-version-removed")]
 
 
 @pytest.mark.parametrize(("forward", "backward"), INVERSES)

@@ -5,6 +5,8 @@ Expected texts are written out from the PTX ISA syntax (seeds 002 / 004).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ptxgen.isa import ptx
@@ -96,3 +98,75 @@ def test_wgmma_integer_n_and_immediates() -> None:
                             scale_d="p", imm_scale_a=2, imm_scale_b=1, imm_trans_a=0,
                             imm_trans_b=0)
     assert "imm_scale_a: 2 is not allowed; allowed: -1, 1" in str(info.value)
+
+
+# -- sparse MMA (seed 004 section 5: sp-meta, sp-sel; operand order from ptxas 13.0) -------
+
+def test_mma_sp_text() -> None:
+    text = ptx.mma_sp(shape="m16n8k32", alayout="row", blayout="col", dtype="f32", atype="f16",
+                      btype="f16", ctype="f32", d=["d0", "d1", "d2", "d3"],
+                      a=["a0", "a1", "a2", "a3"], b=["b0", "b1", "b2", "b3"],
+                      c=["c0", "c1", "c2", "c3"], sp_meta="e", sp_sel=1)
+    assert text == ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {d0, d1, d2, d3}, "
+                    "{a0, a1, a2, a3}, {b0, b1, b2, b3}, {c0, c1, c2, c3}, e, 1;")
+
+
+def test_mma_sp_ordered_metadata_block_scale_text() -> None:
+    text = ptx.mma_sp_ordered_metadata(
+        shape="m16n8k128", alayout="row", blayout="col", kind="mxf4nvf4", block_scale=True,
+        scale_vec_size="scale_vec::4X", dtype="f32", atype="e2m1", btype="e2m1", ctype="f32",
+        stype="ue4m3", d=["d0", "d1", "d2", "d3"], a=["a0", "a1", "a2", "a3"],
+        b=["b0", "b1", "b2", "b3"], c=["c0", "c1", "c2", "c3"], sp_meta="e", sp_sel=0,
+        scale_a="sa", selector_a=[0, 1], scale_b="sb", selector_b=[0, 0])
+    assert text == ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4"
+                    ".block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 {d0, d1, d2, d3}, "
+                    "{a0, a1, a2, a3}, {b0, b1, b2, b3}, {c0, c1, c2, c3}, e, 0, sa, {0, 1}, "
+                    "sb, {0, 0};")
+
+
+def test_wgmma_sp_text() -> None:
+    text = ptx.wgmma_mma_async_sp(n=8, k=32, dtype="f32", atype="bf16", btype="bf16",
+                                  d=["d0", "d1", "d2", "d3"], a_desc="da", b_desc="db",
+                                  sp_meta="e", sp_sel=1, scale_d="p", imm_scale_a=-1,
+                                  imm_scale_b=1, imm_trans_a=0, imm_trans_b=1)
+    assert text == ("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {d0, d1, d2, d3}, "
+                    "da, db, e, 1, p, -1, 1, 0, 1;")
+
+
+@pytest.mark.parametrize("builder, kwargs, message", [
+    # ptxas 13.0: "value '2' out of range, expected to be in range [0..1]" (m16n8k32 .f16)
+    (ptx.mma_sp, dict(shape="m16n8k32", alayout="row", blayout="col", dtype="f16", atype="f16",
+                      btype="f16", ctype="f16", d=["d0", "d1"], a=["a0", "a1", "a2", "a3"],
+                      b=["b0", "b1", "b2", "b3"], c=["c0", "c1"], sp_meta="e", sp_sel=2),
+     "sp_sel: 2 is not allowed; allowed: 0, 1"),
+    # m16n8k16 .f16 takes 0-3 ("expected to be in range [0..3]")
+    (ptx.mma_sp, dict(shape="m16n8k16", alayout="row", blayout="col", dtype="f16", atype="f16",
+                      btype="f16", ctype="f16", d=["d0", "d1"], a=["a0", "a1"], b=["b0", "b1"],
+                      c=["c0", "c1"], sp_meta="e", sp_sel=4),
+     "sp_sel: 4 is not allowed; allowed: 0, 1, 2, 3"),
+    # "Argument 4 of instruction 'Sparse wgmma.mma_async with FP8 types': ... expected to be 0"
+    (ptx.wgmma_mma_async_sp, dict(n=8, k=64, dtype="f32", atype="e4m3", btype="e4m3",
+                                  d=["d0", "d1", "d2", "d3"], a_desc="da", b_desc="db",
+                                  sp_meta="e", sp_sel=1, scale_d="p", imm_scale_a=1,
+                                  imm_scale_b=1),
+     "sp_sel: 1 is not allowed; allowed: 0"),
+    # .kind::mxf4 (scale_vec::2X): "unexpected value '1', expected to be 0 or 2"
+    (ptx.mma_sp_ordered_metadata,
+     dict(shape="m16n8k128", alayout="row", blayout="col", kind="mxf4", block_scale=True,
+          dtype="f32", atype="e2m1", btype="e2m1", ctype="f32", stype="ue8m0",
+          d=["d0", "d1", "d2", "d3"], a=["a0", "a1", "a2", "a3"], b=["b0", "b1", "b2", "b3"],
+          c=["c0", "c1", "c2", "c3"], sp_meta="e", sp_sel=0, scale_a="sa", selector_a=[1, 0],
+          scale_b="sb", selector_b=[0, 0]),
+     "selector_a.byte_id: 1 is not allowed; allowed: 0, 2"),
+    # mma.sp has no .kind: FP6/FP4 operands need mma.sp::ordered_metadata
+    (ptx.mma_sp, dict(shape="m16n8k64", alayout="row", blayout="col", dtype="f32", atype="e2m1",
+                      btype="e2m1", ctype="f32", d=["d0", "d1", "d2", "d3"],
+                      a=["a0", "a1", "a2", "a3"], b=["b0", "b1", "b2", "b3"],
+                      c=["c0", "c1", "c2", "c3"], sp_meta="e", sp_sel=0),
+     "atype: 'e2m1' is not allowed"),
+])
+def test_invalid_sparse_forms_are_refused(builder: Any, kwargs: dict[str, object],
+                                          message: str) -> None:
+    with pytest.raises(ptx.PtxFormError) as info:
+        builder(**kwargs)
+    assert message in str(info.value)

@@ -188,3 +188,105 @@ def test_support_is_monotonic_in_the_version(iset: InstructionSet) -> None:
                 later = [v for v in t.versions if vkey(v) >= vkey(first)]
                 assert all(f.support.supported(t, target, v) == t.get(target).exists_at(v)
                            for v in later)
+
+
+# -- sparse MMA (seed 004 section 5; the rest from the ptxas notes of mma_sp.yaml / wgmma) --
+
+# (atype, shape) -> A and B registers, from note mma-sp-shapes (ptxas: "Argument vector size
+# mismatch for instruction 'Sparse mma'" for any other count).
+SPARSE_SHAPES = {
+    ("f16", "m16n8k16"): 2, ("f16", "m16n8k32"): 4, ("bf16", "m16n8k16"): 2,
+    ("bf16", "m16n8k32"): 4, ("tf32", "m16n8k8"): 2, ("tf32", "m16n8k16"): 4,
+    ("e4m3", "m16n8k64"): 4, ("s8", "m16n8k32"): 2, ("s8", "m16n8k64"): 4,
+    ("u4", "m16n8k64"): 2, ("u4", "m16n8k128"): 4,
+}
+
+
+@pytest.mark.parametrize("ident", ["mma_sp", "mma_sp_ordered_metadata"])
+def test_mma_sp_shapes_and_registers(iset: InstructionSet, ident: str) -> None:
+    ins = iset.get(ident)
+    plain = [f for f in ins.forms if f.params.get("kind", "none") == "none"]
+    pairs = {(f.params["atype"], f.params["shape"]) for f in plain}
+    assert {p for p in pairs if p[0] in ("f16", "bf16", "tf32", "e4m3", "s8", "u4")} == set(
+        SPARSE_SHAPES)
+    for f in plain:
+        regs = SPARSE_SHAPES.get((f.params["atype"], f.params["shape"]))
+        uses = {u.name: u for u in f.operands}
+        if regs is not None:
+            assert uses["a"].count == uses["b"].count == regs, f.key
+        assert f.params["alayout"] == "row" and f.params["blayout"] == "col"
+        assert f.params["dtype"] == f.params["ctype"]
+        assert [u.name for u in f.operands][-2:] == ["sp_meta", "sp_sel"]
+
+
+def test_sparse_selector_ranges(iset: InstructionSet) -> None:
+    # Seed 004 says 0..3; ptxas narrows it per shape and type (note mma-sp-selector).
+    expected = {
+        "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32": (0, 1, 2, 3),
+        "mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32": (0, 1, 2, 3),
+        "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32": (0, 1),
+        "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32": (0, 1),
+        "mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32": (0, 1),
+        "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32": (0,),
+        "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32": (0,),
+        "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32": (0,),
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32":
+            (0,),
+        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16": (0, 1),
+        "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32": (0, 1),
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3": (0,),
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.u8": (0,),
+    }
+    for opcode, values in expected.items():
+        forms = lookup(iset, opcode).forms
+        assert forms, opcode
+        for f in forms:
+            sel = next(u for u in f.operands if u.name == "sp_sel")
+            assert tuple(sel.values or ()) == values, opcode
+
+
+def test_wgmma_sp_k_and_n(iset: InstructionSet) -> None:
+    # Seed 004: f16/bf16 m64nNk32, e4m3/e5m2 m64nNk64; ptxas: tf32 k16, u8/s8 k64, no .b1.
+    ins = iset.get("wgmma_mma_async_sp")
+    k = {f.params["atype"]: f.params["k"] for f in ins.forms}
+    assert k == {"f16": "32", "bf16": "32", "tf32": "16", "e4m3": "64", "e5m2": "64",
+                 "u8": "64", "s8": "64"}
+    ns = {a: sorted({int(f.params["n"]) for f in ins.forms if f.params["atype"] == a})
+          for a in ("f16", "s8")}
+    assert ns["f16"] == list(range(8, 257, 8))
+    assert ns["s8"] == [8, 16, 24, *range(32, 257, 16)]
+    # Every sparse form has the same operand variants and immediates as its dense twin.
+    dense = iset.get("wgmma_mma_async")
+    for f in ins.forms[::37]:
+        twin = dict(f.params)
+        twin["k"] = str(int(twin["k"]) // 2)
+        d = next(g for g in dense.forms if g.params == {**twin, "bitop": "none"})
+        names = [u.name for u in f.operands]
+        assert names == [u.name for u in d.operands][:3] + ["sp_meta", "sp_sel"] + [
+            u.name for u in d.operands][3:], f.key
+
+
+def test_sparse_support_from_ptxas(iset: InstructionSet) -> None:
+    t = iset.targets
+
+    def first(opcode: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for f in lookup(iset, opcode).forms:
+            out.update(f.support.matrix(t))
+        return out
+
+    sp = first("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    assert "sm_75" not in sp and sp["sm_80"] == "7.1" and sp["sm_90"] == "7.8"
+    om = first("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    assert om["sm_80"] == om["sm_90a"] == "8.5"
+    fp8 = first("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32")
+    assert "sm_80" not in fp8 and fp8["sm_89"] == "8.4"
+    f8f6f4 = first("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4"
+                   ".f32.e4m3.e5m2.f32")
+    assert set(f8f6f4) == t.select("sm_100f") | t.select("sm_101f") | t.select("sm_120f")
+    mxf4 = first("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4"
+                 ".block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0")
+    assert mxf4 == {"sm_120a": "8.7", "sm_121a": "8.8"}
+    wg = first("wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.s8")
+    assert wg == {"sm_90a": "8.4"}
+    assert first("wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.u8") == {"sm_90a": "8.2"}

@@ -92,6 +92,11 @@ INVALID = {
         ".kind::mxf4nvf4 needs an explicit .scale_vectorsize",
     "tcgen05_mma<2, ptxgen::ptx::tcgen05_mma_kind::f16>(d, a, b, i, lanes4, p)":
         "no instance of overloaded function",
+    # ptxas 13.0: "value '2' out of range, expected to be in range [0..1]" (m16n8k32 .f16)
+    "mma_sp<ptxgen::ptx::mma_sp_shape::m16n8k32, ptxgen::ptx::mma_sp_dtype::f16, "
+    "ptxgen::ptx::mma_sp_atype::f16, ptxgen::ptx::mma_sp_btype::f16, "
+    "ptxgen::ptx::mma_sp_ctype::f16>(r2, lanes4, lanes4, r2, s, ptxgen::ptx::imm<2>)":
+        "mma.sp.sync.aligned: immediate sp_sel is out of range for this form",
 }
 
 
@@ -119,7 +124,8 @@ def results() -> dict[str, Any]:
                "__global__ void k(std::uint32_t d, std::uint64_t a, std::uint64_t b, "
                "std::uint32_t t, std::uint32_t i, std::uint32_t s, bool p, "
                "const std::uint32_t* l) {",
-               "    std::uint32_t lanes4[4] = {l[0], l[1], l[2], l[3]};"]
+               "    std::uint32_t lanes4[4] = {l[0], l[1], l[2], l[3]};",
+               "    std::uint32_t r2[2] = {l[0], l[1]};"]
     invalid += [f"    ptxgen::ptx::{call};" for call in INVALID] + ["}"]
     jobs["invalid sm_100a"] = ("sm_100a", "\n".join(invalid) + "\n", [], "cubin")
     # .block32 needs PTX ISA 8.8: refused when the toolkit is declared to emit 8.7.

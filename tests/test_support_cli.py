@@ -133,6 +133,43 @@ def test_json() -> None:
     assert "sm_90a" not in data["support"] and "sm_100" not in data["support"]
 
 
+# -- sparse MMA (issue 6, seed 004 section 5; targets and versions from ptxas 13.0) -------
+
+@pytest.mark.parametrize("opcode, target, first", [
+    ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "sm_80", "7.1"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "sm_80", "8.5"),
+    ("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16", "sm_90a", "8.2"),
+])
+def test_sparse_examples_are_supported(opcode: str, target: str, first: str) -> None:
+    code, out, err = support(opcode, "--target", target)
+    assert (code, err) == (0, "")
+    assert out == f"{opcode}: supported on {target} at PTX ISA 9.0 (from {first})\n"
+
+
+def test_sparse_gating_from_ptxas() -> None:
+    # "Feature 'Sparse MMA' requires .target sm_80 or higher" / "... PTX ISA .version 7.1".
+    sp = "mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    assert support(sp, "--target", "sm_75")[0] == 1
+    assert support(sp, "--target", "sm_80", "--ptx-isa", "7.0")[0] == 1
+    assert support(sp, "--target", "sm_120")[0] == 0
+    # "Feature 'Sparse WGMMA with floating point types' requires PTX ISA .version 8.2".
+    wg = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2"
+    assert support(wg, "--target", "sm_90a", "--ptx-isa", "8.1")[0] == 1
+    assert support(wg, "--target", "sm_90a", "--ptx-isa", "8.2")[0] == 0
+    for t in ("sm_90", "sm_100a"):
+        assert support(wg, "--target", t)[0] == 1, t
+    # Sparse .kind::mxf4 is on sm_120a / sm_121a only ("... with .sp modifier' not
+    # supported on .target 'sm_120f'"); dense .kind::mxf4 is on the f targets too.
+    code, out, _ = support("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4"
+                           ".block_scale.f32.e2m1.e2m1.f32.ue8m0")
+    assert code == 0
+    assert out.splitlines()[1:] == ["  sm_120a  from PTX ISA 8.7", "  sm_121a  from PTX ISA 8.8"]
+    # FP8 with .f16 accumulators: ordered metadata only, sm_120 family only.
+    f16acc = "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16"
+    assert support(f16acc, "--target", "sm_120f")[0] == 0
+    assert support(f16acc, "--target", "sm_89")[0] == 1
+
+
 # -- exit 2 ------------------------------------------------------------------------------
 
 def test_seed_002_collector_typo_is_invalid() -> None:
@@ -154,6 +191,13 @@ def test_seed_002_collector_typo_is_invalid() -> None:
     ("ldmatrix.sync.aligned.m16n16.x4.trans.b8", ".m16n16 takes .x1 or .x2"),
     ("stmatrix.sync.aligned.m16n8.x1.b8", ".m16n8 needs .trans"),
     ("mma.sync.aligned.m16n8k32.row.col.f32.e2m1.e2m1.f32", "need .kind::f8f6f4"),
+    ("mma.sp.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16", "needs mma.sp::ordered_metadata"),
+    ("mma.sp.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32", ".row.col only"),
+    ("mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f32", ".dtype must equal .ctype"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale"
+     ".f32.e2m1.e2m1.f32.ue8m0", ".kind::mxf4nvf4 needs .scale_vec::2X"),
+    ("wgmma.mma_async.sp.sync.aligned.m64n40k64.s32.s8.s8", "steps of 16"),
+    ("wgmma.mma_async.sp.sync.aligned.m64n64k32.satfinite.f32.f16.f16", ".satfinite is only"),
 ])
 def test_invalid_combinations_say_why(opcode: str, reason: str) -> None:
     assert reason in invalid(opcode)
@@ -161,6 +205,9 @@ def test_invalid_combinations_say_why(opcode: str, reason: str) -> None:
 
 def test_qualifiers_out_of_order_are_invalid() -> None:
     assert "cannot read" in invalid("tcgen05.mma.kind::f16.cta_group::1")
+    # .kind exists only for mma.sp::ordered_metadata ("Illegal modifier '.sp'" with mma.sp).
+    assert "cannot read '.kind::f8f6f4" in invalid(
+        "mma.sp.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32")
 
 
 def test_unknown_instruction_target_and_version() -> None:

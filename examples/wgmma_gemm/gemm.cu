@@ -89,7 +89,6 @@ template <int R>
 __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
 }
-__device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
 // ---- ptxgen: descriptors and wgmma -----------------------------------------------------
 // A K-major tile written by TMA with 128-byte swizzle is the canonical SWIZZLE_128B K-major
@@ -176,8 +175,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int kt = 0; kt < k_tiles; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(&full[s], (it / STAGES) & 1);
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) fence_reg(d[i]);
+        fence_operand(d);
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < BK / 16; ++k) {
@@ -189,13 +187,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         wgmma_commit_group();
         wgmma_wait_group(imm_t<1>{});  // the previous stage's group is done: release it
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) fence_reg(d[i]);
+        fence_operand(d);
         if (kt > 0 && tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
       }
       wgmma_wait_group(imm_t<0>{});
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) fence_reg(d[i]);
+      fence_operand(d);
       if (tid == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
 
       // Epilogue: accumulator element e is row 16 warp + lane/4 + 8 ((e/2) % 2), column

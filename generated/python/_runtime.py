@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 E = TypeVar("E", bound=IntEnum)
 
@@ -97,3 +97,14 @@ def _check_word(owner: type, word: object, bits: int, reserved_mask: int, reserv
         raise DescriptorError(owner_name(owner), "fixed", f"{w & fixed_mask:#x}",
                               f"{fixed_value:#x} in the fixed bits ({fixed})")
     return w
+
+
+def spelled_fields(desc: Any) -> dict[str, int | str]:
+    """``{field: value}`` of a descriptor object, with the spellings ``ptxgen encode``
+    accepts (the enum name where the code has one)."""
+    out: dict[str, int | str] = {}
+    for spec in desc.FIELDS:
+        value = int(getattr(desc, spec.name))
+        names = [n for n, v in spec.names.items() if v == value]
+        out[spec.name] = names[0] if names else value
+    return out

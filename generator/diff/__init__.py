@@ -3,6 +3,7 @@ stable rule id with a severity (breaking / compatible / note) and its location i
 both revisions; optionally the generated files and symbols that change.
 
     report = diff("HEAD~3", "spec", spec=Path("spec"), generated=True)
+    report = diff("8.6", "9.0", spec=Path("spec"), ptx_isa=True)  # two version views
     print(render.text(report)); raise SystemExit(report.exit_code)
 
 Rules live in ``ptxgen/diff/rules_<area>.py`` (see :mod:`ptxgen.diff.engine`).
@@ -26,7 +27,7 @@ from ptxgen.diff.engine import (
     load_rule_modules,
 )
 from ptxgen.diff.generated import Generated, generated_changes
-from ptxgen.diff.revisions import Revision, open_revision
+from ptxgen.diff.revisions import Revision, load_views, open_revision
 
 __all__ = ["RULES", "Change", "DiffError", "Generated", "Location", "Report", "Revision",
            "Rule", "compare_revisions", "diff", "rules"]
@@ -65,12 +66,18 @@ def compare_revisions(old: Revision, new: Revision, *, generated: bool = False) 
     return Report(old, new, tuple(compare(old, new)), gen)
 
 
-def diff(old: str, new: str, *, spec: Path = Path("spec"), generated: bool = False) -> Report:
-    """Open OLD and NEW (spec folders or git revisions) and compare them.
+def diff(old: str, new: str, *, spec: Path = Path("spec"), generated: bool = False,
+         ptx_isa: bool = False) -> Report:
+    """Open OLD and NEW (spec folders or git revisions) and compare them; with
+    ``ptx_isa``, OLD and NEW are PTX ISA versions and the views of the spec folder
+    ``spec`` as of those versions are compared.
 
     Raises :class:`DiffError` when either cannot be opened and
     :class:`ptxgen.errors.SpecError` when either does not validate.
     """
+    if ptx_isa:
+        a, b = load_views(spec, old, new)
+        return compare_revisions(a, b, generated=generated)
     with tempfile.TemporaryDirectory(prefix="ptxgen-diff-") as tmp:
         a = open_revision(old, role="OLD", spec=spec, workdir=Path(tmp))
         b = open_revision(new, role="NEW", spec=spec, workdir=Path(tmp))

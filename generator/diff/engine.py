@@ -1,7 +1,7 @@
 """The rule engine of ``ptxgen diff``.
 
-Two registries, both keyed by *model area* (``descriptors`` now; ``instructions``
-and ``targets`` later):
+Two registries, both keyed by *model area* (``descriptors``; ``instructions`` and
+``targets``):
 
 * :data:`RULES`: the catalogue of rules. A rule has a stable id, a severity and
   one line that says what it reports; the README's policy table lists them.

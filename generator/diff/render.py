@@ -25,6 +25,8 @@ def render(report: Report, fmt: str) -> str:
 
 
 def _side(rev: Revision) -> str:
+    if rev.ptx_isa is not None:
+        return f"PTX ISA {rev.ptx_isa} (view of {rev.spec_dir}/)"
     if rev.type == "git":
         assert rev.commit is not None
         return f"{rev.label} (git {rev.commit[:12]}, {rev.spec_dir}/)"
@@ -94,9 +96,15 @@ def _code(value: str) -> str:
     return f"`{value}`" if value else ""
 
 
+def _name(rev: Revision) -> str:
+    if rev.ptx_isa is not None:
+        return f"PTX ISA {rev.ptx_isa} (`{rev.spec_dir}`)"
+    return f"`{rev.label}`"
+
+
 def markdown(report: Report) -> str:
     old, new = report.old, report.new
-    out = [f"### ptxgen diff: `{old.label}` → `{new.label}`", ""]
+    out = [f"### ptxgen diff: {_name(old)} → {_name(new)}", ""]
     counts = report.counts
     head = [f"**{counts['breaking']} breaking**" if counts["breaking"] else "0 breaking",
             f"{counts['compatible']} compatible",

@@ -36,10 +36,17 @@ class Revision:
     spec: Spec
     docs: dict[str, Document]  # by Document.rel
     _entries: dict[str, dict[int, Path_]] = field(default_factory=dict, repr=False)
+    ptx_isa: str | None = None  # a PTX ISA version view of the spec (--ptx-isa)
+    base: Spec | None = None  # the whole spec a view was made from
+
+    @property
+    def whole(self) -> Spec:
+        """The whole spec (for a view: the spec it is a view of)."""
+        return self.base if self.base is not None else self.spec
 
     def describe(self) -> dict[str, Json]:
         return {"label": self.label, "type": self.type, "spec": self.spec_dir,
-                "commit": self.commit}
+                "commit": self.commit, "ptx_isa": self.ptx_isa}
 
     def file(self, rel: str) -> str:
         """The file of a spec element as the user finds it."""
@@ -114,6 +121,31 @@ def load_revision(spec_root: Path, *, label: str, type_: str, spec_dir: str,
                         f"({type(exc).__name__}: {exc})") from None
     docs = load_spec_dir(spec_root)  # again, for the positions of every element
     return Revision(label, type_, spec_dir, commit, spec, {d.rel: d for d in docs})
+
+
+def load_views(spec_root: Path, old: str, new: str) -> tuple[Revision, Revision]:
+    """The views of one spec folder as of PTX ISA versions ``old`` and ``new``."""
+    from ptxgen.model import build_model
+    from ptxgen.pipeline import load_documents
+    from ptxgen.view import ViewError, spec_versions, view_documents
+
+    if not spec_root.is_dir():
+        raise DiffError(f"--spec: {spec_root} is not a spec folder")
+    docs = load_documents(spec_root)
+    whole = build_model(docs)
+    out = []
+    for role, version in (("OLD", old), ("NEW", new)):
+        try:
+            vdocs = view_documents(docs, version, whole.instructions)
+        except ViewError as exc:
+            if version not in spec_versions(docs):
+                raise DiffError(f"{role}: {exc}") from None
+            raise DiffError(f"{role}: the PTX ISA {version} view cannot be made: "
+                            f"{exc}") from None
+        out.append(Revision(version, "folder", spec_root.as_posix(), None,
+                            build_model(vdocs), {d.rel: d for d in vdocs},
+                            ptx_isa=version, base=whole))
+    return out[0], out[1]
 
 
 def _relabel(d: Diagnostic, root: Path, shown: str) -> Diagnostic:

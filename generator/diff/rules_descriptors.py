@@ -29,6 +29,7 @@ from ptxgen.diff.engine import (
     symbol_table,
 )
 from ptxgen.diff.revisions import Revision
+from ptxgen.instructions import vkey
 from ptxgen.model import Descriptor, Entry, Field, Fixed, Layout, Reserved, Spec
 
 AREA = "descriptors"
@@ -141,6 +142,15 @@ HELPER_CHANGED = rule(
     "helper-changed", BREAKING, AREA,
     "The table behind a generated helper changed (swizzle boundaries, sub-mask breakup).",
     "The helper returns other results for the same arguments.")
+AVAILABILITY_NARROWED = rule(
+    "availability-narrowed", BREAKING, AREA,
+    "A descriptor or MMA kind exists only from a later PTX ISA version (`since`).",
+    "`--ptx-isa` views, generated code and CLI calls for the versions in between lose it.")
+AVAILABILITY_WIDENED = rule(
+    "availability-widened", COMPATIBLE, AREA,
+    "A descriptor or MMA kind exists from an earlier PTX ISA version (`since`), or at "
+    "every version.",
+    "It is there at every version it was before, and at more.")
 NOTE_ADDED = rule(
     "note-added", NOTE, AREA, "A transcription note is new.", "Documentation only.")
 NOTE_REMOVED = rule(
@@ -272,7 +282,44 @@ def compare_descriptor(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
     for lay in do.layouts:
         if lay.kind in new_kinds:
             compare_layout(ctx, do, dn, lay, new_kinds[lay.kind])
+    compare_since(ctx, do, dn)
     compare_notes(ctx, do, dn)
+
+
+def _since_loc(side: Revision, d: Descriptor, kind: str | None) -> Location:
+    doc = side.docs.get(d.spec_file)
+    data = doc.data if doc else {}
+    since = data.get("since") if isinstance(data, dict) else None
+    if not isinstance(since, dict):
+        return side.at(d.spec_file, ("descriptor",))
+    for j, k in enumerate(since.get("kinds", ())):
+        if kind is not None and k.get("kind") == kind:
+            return side.at(d.spec_file, ("since", "kinds", j, "version"))
+    return side.at(d.spec_file, ("since", "version"))
+
+
+def compare_since(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
+    """The PTX ISA version the descriptor (and each kind of both) appears in."""
+    from ptxgen.view import appears_in
+
+    def data(side: Revision, d: Descriptor) -> dict[str, Json]:
+        doc = side.docs.get(d.spec_file)
+        return doc.data if doc is not None and isinstance(doc.data, dict) else {}
+
+    a, b = data(ctx.old, do), data(ctx.new, dn)
+    kinds = [None] + [k for k in do.kinds if k in dn.kinds]
+    for kind in kinds:
+        va, vb = appears_in(a, kind), appears_in(b, kind)
+        if kind is not None and (va, vb) == (appears_in(a), appears_in(b)):
+            continue  # the kind follows the descriptor (reported once, above)
+        if va == vb:
+            continue
+        later = vb is not None and (va is None or vkey(vb) > vkey(va))
+        what = f"kind {kind}" if kind else f"descriptor {do.name}"
+        r = AVAILABILITY_NARROWED if later else AVAILABILITY_WIDENED
+        ctx.report(r, do.name, f"{what} exists from PTX ISA {va or '(any)'} -> "
+                   f"{vb or '(any)'}", kind=kind, old=_since_loc(ctx.old, do, kind),
+                   new=_since_loc(ctx.new, dn, kind), before=va, after=vb)
 
 
 def _kind_name(kind: str | None) -> str:

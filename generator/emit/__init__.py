@@ -66,9 +66,10 @@ def generated_notice(sources: list[str] | tuple[str, ...], template: str) -> lis
 
 
 def _emitters() -> list[Callable[[Spec], Files]]:
-    from ptxgen.emit import builders, cpp, docs, ptx, python, tests
+    from ptxgen.emit import builders, cpp, docs, ptx, ptx_rules, python, tests
 
-    return [python.emit, docs.emit, tests.emit, cpp.emit, builders.emit, ptx.emit]
+    return [python.emit, docs.emit, tests.emit, cpp.emit, builders.emit, ptx.emit,
+            ptx_rules.emit]
 
 
 def render_all(spec: Spec) -> Files:

@@ -53,9 +53,8 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
         else:
             base = "int" if q.numeric else "str"
             ann, default = (f"{base} | None", "None") if q.optional else (base, "")
-            shown = ", ".join(q.values) if len(q.values) <= 12 else (
-                f"{q.values[0]}, {q.values[1]}, ..., {q.values[-1]}")
-            allowed = f"one of {shown}" + (" (None leaves it out)" if q.optional else "")
+            allowed = f"one of {', '.join(q.values)}" + (
+                " (None leaves it out)" if q.optional else "")
         params.append({"name": escape.ident(q.name), "annotation": ann, "default": default})
         doc.append(f"    {q.name}: {allowed}. {q.description}".rstrip())
     doc += ["", "Operands (register names as str, vectors as sequences of str, immediates as "
@@ -99,6 +98,7 @@ def module_view(iset: InstructionSet) -> dict[str, Any]:
         "specs": escape.py_literal(tuple((rel, runtime_data(d)) for rel, d in files), 0),
         "builders": [builder_view(i) for i in iset.instructions],
         "exported": sorted(["PtxFormError", "instruction_set", "support", "FORM_COUNTS",
+                            "descriptor_problems",
                             "FORM_DIGESTS"] + [i.id for i in iset.instructions]),
         "counts": [(escape.py_str(i.id), len(i.forms)) for i in iset.instructions],
         "digests": [(escape.py_str(i.id), escape.py_str(form_digest(i)))

@@ -46,6 +46,7 @@ from ptxgen.instructions import (
     Qualifier,
     Targets,
     Wrapper,
+    norm,
     vkey,
 )
 from ptxgen.model import Spec
@@ -57,7 +58,8 @@ NS = "ptxgen::ptx"
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4)}
-GENERIC_ADDRESS = ("const void*", "l", 5)  # a 64-bit generic address operand
+# a 64-bit generic address operand, by the instruction's access to the memory there
+GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 VECTOR_MACRO_MIN = 8  # vectors this long use the shared operand-list macros
 
 
@@ -81,9 +83,9 @@ def is_enum(q: Qualifier) -> bool:
     return not q.flag and not q.numeric
 
 
-def operand_type(typ: str, kind: str) -> tuple[str, str, int]:
+def operand_type(typ: str, kind: str, access: str = "read") -> tuple[str, str, int]:
     if kind == "address" and typ == "b64":
-        return GENERIC_ADDRESS
+        return GENERIC_ADDRESS[access]
     return REG[typ]
 
 
@@ -454,8 +456,8 @@ class _Wrapper:
     def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
         spec = alt.type if alt is not None else op.type
         if not isinstance(spec, dict):
-            return operand_type(str(spec), kind)[0]
-        code = {k: operand_type(k, kind)[2] for k in REG}
+            return operand_type(str(spec), kind, op.access)[0]
+        code = {k: operand_type(k, kind, op.access)[2] for k in REG}
         helper = self.helpers.value_helper(
             op.name if alt is None else alt.name, "type", [(None, spec)],
             lambda v: -1 if v is None else code[str(v)], "int")
@@ -473,7 +475,8 @@ class _Wrapper:
             pairs = [(None, spec)]
         helper = self.helpers.value_helper(op.name if alt is None else alt.name, "count", pairs,
                                            lambda v: 0 if v is None else int(v), "int")
-        return self.helpers.call(helper, self.exprs)
+        # an array bound is a size_t: convert explicitly (-Wsign-conversion in host passes)
+        return f"static_cast<decltype(sizeof(0))>({self.helpers.call(helper, self.exprs)})"
 
     def immediate_assert(self, operand: str, element: str | None, spec: Any,
                          tp: str) -> tuple[str, str] | None:
@@ -664,10 +667,41 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
                for s, c in sorted(vector_macros)]
     omacros = [{"count": c, "ops": ", ".join(f"C(X[{i}])" for i in range(c))}
                for c in sorted(ops_macros)]
-    return {"detect": detect, "targets": [x.name for x in t.targets],
+    # The default PTX ISA version per toolkit, newest toolkit first: the first toolkit
+    # that writes each version (capped at the newest version of the spec).
+    newest = vkey(t.newest)
+    first: dict[tuple[int, int], tuple[int, int]] = {}
+    for cuda, ptx_isa in t.toolkits:
+        first.setdefault(min(vkey(ptx_isa), newest), vkey(cuda))
+    toolkits = [{"cuda": c[0] * 100 + c[1], "cuda_text": f"{c[0]}.{c[1]}",
+                 "ptx": v[0] * 10 + v[1], "ptx_text": f"{v[0]}.{v[1]}"}
+                for v, c in sorted(first.items(), reverse=True)]
+    reg_types = sorted({(code, ctype) for ctype, _, code in
+                        [*REG.values(), *GENERIC_ADDRESS.values()]})
+    return {"detect": detect, "targets": [x.name for x in t.targets], "reg_types": reg_types,
+            "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
             "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 ["spec/targets.yaml"], "ptx/target.hpp.j2")]}
+
+
+def _spec_text(spec: Any) -> str:
+    """A value spec as the docs show it: ``by atype (tf32: 0, 1; otherwise 0-3)``."""
+    if isinstance(spec, dict) and "by" in spec:
+        parts = [f"{norm(k)}: {_spec_text(v)}" for k, v in spec["values"].items()]
+        if "default" in spec:
+            parts.append(f"otherwise {_spec_text(spec['default'])}")
+        return f"by {spec['by']} (" + "; ".join(parts) + ")"
+    if isinstance(spec, dict) and "div" in spec:
+        return f"{spec['div'][0]} / {spec['div'][1]}"
+    if isinstance(spec, dict) and "from" in spec:
+        if "to" not in spec:
+            return f"{spec['from']} or more"
+        step = f" in steps of {spec['step']}" if spec.get("step", 1) != 1 else ""
+        return f"{spec['from']}-{spec['to']}{step}"
+    if isinstance(spec, list):
+        return ", ".join(str(v) for v in spec)
+    return str(spec)
 
 
 def _prov_text(p: Any) -> str:
@@ -698,11 +732,12 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
         ops = []
         for o in ins.operands:
             if o.choice:
-                typ = " or ".join(f"{a.name}: {a.kind} {a.type}" for a in o.choice)
+                typ = " or ".join(f"{a.name}: {a.kind} {_spec_text(a.type)}" for a in o.choice)
             elif o.elements:
-                typ = "{" + ", ".join(n for n, _ in o.elements) + "} immediates"
+                typ = "{" + ", ".join(f"{n}: {_spec_text(v)}" for n, v in o.elements) + \
+                    "} immediates"
             else:
-                typ = f"{o.type}" if o.type is not None else f"{o.values}"
+                typ = _spec_text(o.type if o.type is not None else o.values)
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
             ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),
@@ -806,7 +841,8 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             ops = []
             for u in f.operands:
                 kind = u.kind
-                ctype = operand_type(str(u.type), kind)[0] if u.type and u.type != "pred" \
+                ctype = operand_type(str(u.type), kind, u.access)[0] \
+                    if u.type and u.type != "pred" \
                     else "bool"
                 ops.append({"name": u.name, "kind": kind, "ctype": ctype, "count": u.count,
                             "io": wr.io(u.name), "values": u.values,

@@ -11,8 +11,10 @@ from collections.abc import Callable
 from ptxgen.errors import Diagnostic, SpecError
 from ptxgen.load import Document
 from ptxgen.validate.instructions import check_instructions, check_targets
+from ptxgen.validate.links import check_links
 from ptxgen.validate.schema import check_schema, schema_for
 from ptxgen.validate.semantic import check_semantics
+from ptxgen.validate.versions import check_versions
 
 # Semantic checks per kind of spec file, keyed by the file name of the JSON
 # Schema its modeline names. Each gets every schema-valid file of its kind.
@@ -43,5 +45,12 @@ def validate(docs: list[Document]) -> None:
                           for d in group)
         else:
             errors.extend(check(group))
+    if not errors:
+        errors.extend(check_links(schema_ok.get("descriptor.schema.json", []),
+                                  schema_ok.get("instructions.schema.json", [])))
+    if not errors:
+        errors.extend(check_versions(schema_ok.get("descriptor.schema.json", []),
+                                     schema_ok.get("targets.schema.json", []),
+                                     schema_ok.get("instructions.schema.json", [])))
     if errors:
         raise SpecError(errors)

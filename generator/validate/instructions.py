@@ -89,6 +89,16 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
         for sm in fam["members"]:
             if sm not in sms:
                 c.err(("families", i, "members"), f"no target sm_{sm}")
+    prev: tuple[tuple[int, int], str] | None = None
+    for i, row in enumerate(d.get("cuda_toolkits", {}).get("versions", [])):
+        path = ("cuda_toolkits", "versions", i)
+        c.version(path + ("ptx_isa",), row["ptx_isa"], versions)
+        cuda = model.vkey(row["cuda"])
+        if prev is not None and (cuda <= prev[0] or
+                                 model.vkey(row["ptx_isa"]) < model.vkey(prev[1])):
+            c.err(path, "toolkits must be in ascending order, with PTX ISA versions that "
+                        "never decrease")
+        prev = (cuda, row["ptx_isa"])
     for i, r in enumerate(d.get("renames", [])):
         c.note_ref(("renames", i, "note"), r.get("note"))
         c.version(("renames", i, "version"), r["version"], versions)
@@ -249,6 +259,23 @@ class _InstrChecker(_Checker):
                     self.value_spec(p + ("operands", name), spec, domains)
         for i, ex in enumerate(raw.get("examples", [])):
             self.note_ref(base + ("examples", i, "note"), ex.get("note"))
+        described = {o["name"]: o["descriptor"] for o in raw["operands"] if "descriptor" in o}
+        for i, o in enumerate(raw["operands"]):
+            kind_of = o.get("descriptor", {}).get("kind")
+            if kind_of is not None and kind_of not in qual_domains:
+                self.err(base + ("operands", i, "descriptor", "kind"),
+                         f"{kind_of!r} is not a qualifier")
+        seen_ids: set[str] = set()
+        for i, r in enumerate(raw.get("descriptor_rules", [])):
+            p = base + ("descriptor_rules", i)
+            if r["id"] in seen_ids:
+                self.err(p + ("id",), f"duplicate descriptor rule {r['id']!r}")
+            seen_ids.add(r["id"])
+            if r["operand"] not in described:
+                self.err(p + ("operand",), f"{r['operand']!r} is not a descriptor operand "
+                         f"(one with `descriptor`: {', '.join(described) or 'none'})")
+            self.condition(p + ("when",), r["when"], domains)
+            self.provenance(p + ("provenance",), r.get("provenance"))
 
     def qualifier(self, p: Path_, q: Mapping[str, Any],
                   domains: dict[str, tuple[str, ...]]) -> None:

@@ -31,7 +31,7 @@ KERNELS = HERE / "kernels"
 ROOT = HERE.parents[1]
 INCLUDE = ROOT / "generated" / "include"
 ARCH = "-gencode=arch=compute_90a,code=sm_90a"
-LIBS = ("mma_sync", "ldmatrix", "wgmma")
+LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma")
 FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
          "-Xptxas", "-warn-spills"]
 
@@ -52,6 +52,8 @@ def _generated_inputs(name: str) -> dict[str, str]:
     """Files written next to the build (form lists read from the generated headers)."""
     if name == "mma_sync":
         return {"mma_forms.inc": forms.mma_inc()}
+    if name == "mma_sp":
+        return {"mma_sp_forms.inc": forms.mma_sp_inc()}
     if name == "wgmma":
         return {"wgmma_cases.inc": forms.wgmma_inc()}
     return {}

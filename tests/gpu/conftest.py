@@ -73,6 +73,20 @@ def mma_lib(torch: Any) -> ctypes.CDLL:
 
 
 @pytest.fixture(scope="session")
+def mma_sp_lib(torch: Any) -> ctypes.CDLL:
+    lib = _load("mma_sp")
+    lib.mma_sp_count.restype = ctypes.c_int
+    lib.mma_sp_name.restype = ctypes.c_char_p
+    lib.mma_sp_name.argtypes = [ctypes.c_int]
+    lib.mma_sp_selectors.restype = ctypes.c_int
+    lib.mma_sp_selectors.argtypes = [ctypes.c_int]
+    lib.mma_sp_run.restype = ctypes.c_int
+    lib.mma_sp_run.argtypes = ([ctypes.c_int] * 2 + [ctypes.c_void_p] * 4
+                               + [ctypes.c_uint] * 2)
+    return lib
+
+
+@pytest.fixture(scope="session")
 def matrix_lib(torch: Any) -> ctypes.CDLL:
     lib = _load("ldmatrix")
     lib.matrix_run.restype = ctypes.c_int

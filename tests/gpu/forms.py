@@ -268,3 +268,111 @@ def wgmma_inc() -> str:
                      f"{'true' if c.a_src == 'regs' else 'false'}, {c.scale_a}, {c.scale_b}, "
                      f"{c.trans_a}, {c.trans_b}, \"{c.name}\")")
     return "\n".join(lines) + "\n"
+
+
+# -- mma.sp / mma.sp::ordered_metadata --------------------------------------------------
+
+#: Number of sparsity-selector values by (shape, A type), from the PTX ISA's sparse
+#: fragment layouts (9.7.14.6.2): the metadata of a group of four threads is held by
+#: 4 / count of them, and the selector names which (threads 4 / count * sel ...).
+SP_SELECTORS = {("m16n8k16", "f16"): 4, ("m16n8k16", "bf16"): 4, ("m16n8k8", "tf32"): 4,
+                ("m16n8k32", "f16"): 2, ("m16n8k32", "bf16"): 2, ("m16n8k16", "tf32"): 2,
+                ("m16n8k32", "u8"): 2, ("m16n8k32", "s8"): 2, ("m16n8k64", "u4"): 2,
+                ("m16n8k64", "s4"): 2, ("m16n8k64", "u8"): 1, ("m16n8k64", "s8"): 1,
+                ("m16n8k128", "u4"): 1, ("m16n8k128", "s4"): 1, ("m16n8k64", "e4m3"): 1,
+                ("m16n8k64", "e5m2"): 1}
+
+
+@dataclass(frozen=True)
+class MmaSpForm:
+    name: str          # mma.sp{::ordered_metadata}.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
+    ordered: bool
+    shape: str
+    satfinite: bool
+    dtype: str
+    atype: str
+    btype: str
+    ctype: str
+    m: int
+    n: int
+    k: int             # K of the (uncompressed) sparse A; the A fragment holds K / 2 columns
+
+    @property
+    def selectors(self) -> int:
+        return SP_SELECTORS[(self.shape, self.atype)]
+
+    @property
+    def test_id(self) -> str:
+        return self.name.replace(".sync.aligned.", ".").replace("::ordered_metadata", ".om")
+
+
+def parse_mma_sp(name: str) -> MmaSpForm | None:
+    op, _, rest = name.partition(".sync.aligned.")
+    toks = rest.split(".")
+    if any(t.startswith("kind::") or t == "block_scale" for t in toks):
+        return None
+    shape, _al, _bl, *tail = toks
+    sat = tail[0] == "satfinite"
+    if sat:
+        tail = tail[1:]
+    dtype, atype, btype, ctype = tail
+    m, n, k = (int(x) for x in re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape).groups())  # type: ignore[union-attr]
+    return MmaSpForm(name, op.endswith("::ordered_metadata"), shape, sat, dtype, atype, btype,
+                     ctype, m, n, k)
+
+
+@cache
+def mma_sp_forms() -> list[MmaSpForm]:
+    """Every mma.sp / mma.sp::ordered_metadata form of the header that runs on sm_90a
+    (the block-scaled and .kind forms are sm_100+ / sm_120 only)."""
+    out = []
+    for struct in ("mma_sp_forms0", "mma_sp_ordered_metadata_forms0"):
+        for name, ok in _gated_forms("mma_sp.hpp", struct):
+            form = parse_mma_sp(name)
+            if ok and form is not None:
+                out.append(form)
+    return out
+
+
+def _expected_sm90_mma_sp() -> set[str]:
+    """Sparse mma forms on sm_90 by the PTX ISA (9.7.14.6.3), independent of the spec."""
+    out: set[str] = set()
+    for op in ("mma.sp", "mma.sp::ordered_metadata"):
+        p = f"{op}.sync.aligned."
+        for shape in ("m16n8k16", "m16n8k32"):
+            out |= {f"{p}{shape}.row.col.f16.f16.f16.f16", f"{p}{shape}.row.col.f32.f16.f16.f32",
+                    f"{p}{shape}.row.col.f32.bf16.bf16.f32"}
+        out |= {f"{p}{s}.row.col.f32.tf32.tf32.f32" for s in ("m16n8k8", "m16n8k16")}
+        out |= {f"{p}m16n8k64.row.col.f32.{a}.{b}.f32"
+                for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")}
+        for shapes, types in ((("m16n8k32", "m16n8k64"), ("u8", "s8")),
+                              (("m16n8k64", "m16n8k128"), ("u4", "s4"))):
+            for shape in shapes:
+                for a in types:
+                    for b in types:
+                        for sat in ("", "satfinite."):
+                            out.add(f"{p}{shape}.row.col.{sat}s32.{a}.{b}.s32")
+    return out
+
+
+SM90_MMA_SP_EXPECTED = frozenset(_expected_sm90_mma_sp())
+
+#: C / D registers per thread and their C++ type, by accumulator type (m16n8).
+_ACC = {"f16": (2, "std::uint32_t"), "f32": (4, "float"), "s32": (4, "std::int32_t")}
+
+
+def mma_sp_inc() -> str:
+    lines = []
+    for i, f in enumerate(mma_sp_forms()):
+        na = f.m * (f.k // 2) * BITS[f.atype] // (32 * 32)  # A: M x K/2 over 32 lanes
+        nb = f.k * f.n * BITS[f.btype] // (32 * 32)
+        nd, dt = _ACC[f.dtype]
+        nc, ct = _ACC[f.ctype]
+        prefix, fn = (("mma_sp_ordered_metadata", "mma_sp_ordered_metadata") if f.ordered
+                      else ("mma_sp", "mma_sp"))
+        lines.append(
+            f"PTXGEN_MMA_SP_FORM(f{i}, {fn}, {prefix}, {f.shape}, {f.dtype}, {f.atype}, "
+            f"{f.btype}, {f.ctype}, {'true' if f.satfinite else 'false'}, {dt}, {nd}, {ct}, "
+            f"{nc}, {na}, {nb}, {f.m}, {f.k // 2}, {f.k}, {BITS[f.atype]}, {BITS[f.btype]}, "
+            f"{BITS[f.ctype]}, {BITS[f.dtype]}, {f.selectors}, \"{f.name}\")")
+    return "\n".join(lines) + "\n"

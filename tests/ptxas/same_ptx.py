@@ -46,6 +46,21 @@ _WGMMA = (
     '    asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(0) : "memory");\n'
     f'    for (int i = 0; i < {_WGMMA_D}; ++i) out[i] = d[i];')
 
+_WGMMA_SP_D = 32  # m64n64k32 with f32 accumulators: 32 registers
+_WGMMA_SP = (
+    'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");\n'
+    '    asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %36, 0;\\n\\t"\n'
+    '                 "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16 "\n'
+    f'                 "{_regs("", 0, _WGMMA_SP_D)}, %32, %33, %34, %35, p, %37, %38, %39, %40;'
+    '\\n\\t}"\n'
+    f'                 : {_ops("+f", "d", _WGMMA_SP_D)}\n'
+    '                 : "l"(a), "l"(b), "r"(meta), "n"(0),\n'
+    '                   "r"(static_cast<std::uint32_t>(scale_d)), "n"(1), "n"(1), "n"(0), "n"(0)\n'
+    '                 : "memory");\n'
+    '    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");\n'
+    '    asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(0) : "memory");\n'
+    f'    for (int i = 0; i < {_WGMMA_SP_D}; ++i) out[i] = d[i];')
+
 CASES = [
     Case("tcgen05.mma", "sm_100a",
          "std::uint32_t d, std::uint64_t a, std::uint64_t b, std::uint32_t idesc, bool p",
@@ -117,6 +132,46 @@ CASES = [
          f"    for (int i = 0; i < {_WGMMA_D}; ++i) out[i] = d[i];",
          f"float d[{_WGMMA_D}]; for (int i = 0; i < {_WGMMA_D}; ++i) d[i] = in[i];\n    "
          + _WGMMA),
+    Case("mma.sp::ordered_metadata", "sm_80",
+         "const std::uint32_t* in, const float* c_in, std::uint32_t meta, float* out",
+         "std::uint32_t a[4] = {in[0], in[1], in[2], in[3]};\n"
+         "    std::uint32_t b[4] = {in[4], in[5], in[6], in[7]};\n"
+         "    float c[4] = {c_in[0], c_in[1], c_in[2], c_in[3]}; float d[4];\n"
+         "    ptxgen::ptx::mma_sp_ordered_metadata<"
+         "ptxgen::ptx::mma_sp_ordered_metadata_shape::m16n8k32, "
+         "ptxgen::ptx::mma_sp_ordered_metadata_dtype::f32, "
+         "ptxgen::ptx::mma_sp_ordered_metadata_atype::f16, "
+         "ptxgen::ptx::mma_sp_ordered_metadata_btype::f16, "
+         "ptxgen::ptx::mma_sp_ordered_metadata_ctype::f32>(d, a, b, c, meta, "
+         "ptxgen::ptx::imm<1>);\n"
+         "    for (int i = 0; i < 4; ++i) out[i] = d[i];",
+         "std::uint32_t a[4] = {in[0], in[1], in[2], in[3]};\n"
+         "    std::uint32_t b[4] = {in[4], in[5], in[6], in[7]};\n"
+         "    float c[4] = {c_in[0], c_in[1], c_in[2], c_in[3]}; float d[4];\n"
+         '    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col."\n'
+         '                 "f32.f16.f16.f32 "\n'
+         '                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, "\n'
+         '                 "{%12, %13, %14, %15}, %16, %17;"\n'
+         '                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])\n'
+         '                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),\n'
+         '                   "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]),\n'
+         '                   "r"(meta), "n"(1));\n'
+         "    for (int i = 0; i < 4; ++i) out[i] = d[i];"),
+    Case("wgmma.mma_async.sp", "sm_90a",
+         "std::uint64_t a, std::uint64_t b, std::uint32_t meta, bool scale_d, const float* in, "
+         "float* out",
+         f"float d[{_WGMMA_SP_D}]; for (int i = 0; i < {_WGMMA_SP_D}; ++i) d[i] = in[i];\n"
+         "    ptxgen::ptx::wgmma_fence();\n"
+         "    ptxgen::ptx::wgmma_mma_async_sp<64, ptxgen::ptx::wgmma_mma_async_sp_dtype::f32, "
+         "ptxgen::ptx::wgmma_mma_async_sp_atype::bf16, "
+         "ptxgen::ptx::wgmma_mma_async_sp_btype::bf16>(\n"
+         "        d, a, b, meta, ptxgen::ptx::imm<0>, scale_d, ptxgen::ptx::imm<1>, "
+         "ptxgen::ptx::imm<1>, ptxgen::ptx::imm<0>, ptxgen::ptx::imm<0>);\n"
+         "    ptxgen::ptx::wgmma_commit_group();\n"
+         "    ptxgen::ptx::wgmma_wait_group(ptxgen::ptx::imm<0>);\n"
+         f"    for (int i = 0; i < {_WGMMA_SP_D}; ++i) out[i] = d[i];",
+         f"float d[{_WGMMA_SP_D}]; for (int i = 0; i < {_WGMMA_SP_D}; ++i) d[i] = in[i];\n    "
+         + _WGMMA_SP),
 ]
 
 

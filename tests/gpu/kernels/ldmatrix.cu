@@ -42,7 +42,7 @@ template <int X, bool T, int SS>
 __device__ __forceinline__ void do_stmatrix(std::uint16_t* p, const std::uint32_t (&r)[X]) {
   if constexpr (SS == 0) {
     stmatrix<stmatrix_shape::m8n8, st_num<X>(), stmatrix_type::b16, T, stmatrix_ss::none>(
-        static_cast<const void*>(p), r);
+        static_cast<void*>(p), r);
   } else {
     const std::uint32_t a = static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
     stmatrix<stmatrix_shape::m8n8, st_num<X>(), stmatrix_type::b16, T,

@@ -108,15 +108,6 @@ __device__ __forceinline__ void copy_operand(std::uint8_t* region, const std::ui
   }
 }
 
-template <class R>
-__device__ __forceinline__ void fence_reg(R& r) {
-  if constexpr (std::is_same_v<R, float>) {
-    asm volatile("" : "+f"(r)::"memory");
-  } else {
-    asm volatile("" : "+r"(r)::"memory");
-  }
-}
-
 template <wgmma_mma_async_dtype DT>
 using acc_t = std::conditional_t<DT == wgmma_mma_async_dtype::f32, float,
                                  std::conditional_t<DT == wgmma_mma_async_dtype::s32, std::int32_t,
@@ -227,8 +218,7 @@ __global__ void __launch_bounds__(128, 1) wgmma_kernel(Params p) {
     d[r] = from_bits<R>(bits);
   }
 
-#pragma unroll
-  for (int r = 0; r < ND; ++r) fence_reg(d[r]);
+  fence_operand(d);
   wgmma_fence();  // registers written above (accumulators, A fragments) before wgmma
 #pragma unroll
   for (int st = 0; st < KSTEPS; ++st) {
@@ -237,8 +227,7 @@ __global__ void __launch_bounds__(128, 1) wgmma_kernel(Params p) {
   }
   wgmma_commit_group();
   wgmma_wait_group(imm_t<0>{});
-#pragma unroll
-  for (int r = 0; r < ND; ++r) fence_reg(d[r]);
+  fence_operand(d);
 
 #pragma unroll
   for (int r = 0; r < ND; ++r) {

@@ -133,7 +133,7 @@ PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p([[maybe_unused]] ldmatrix_shape shape, 
 
 PTXGEN_PTX_CONSTEXPR int stmatrix_type_p([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
     if ((ss == stmatrix_ss::none)) {
-        return 5;
+        return 6;
     }
     return 0;
     return -1;
@@ -683,7 +683,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
  */
 template <ldmatrix_shape Shape, ldmatrix_num Num, ldmatrix_type Type, bool Trans = false, ldmatrix_ss Ss = ldmatrix_ss::none>
 PTXGEN_PTX_DEVICE void ldmatrix(
-    std::uint32_t (&d)[detail::ldmatrix_count_d(Shape, Num, Trans, Ss, Type)],
+    std::uint32_t (&d)[static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(Shape, Num, Trans, Ss, Type))],
     detail::reg_t<detail::ldmatrix_type_p(Shape, Num, Trans, Ss, Type)> p
 ) {
     static_assert((!((Shape == ldmatrix_shape::m8n8))) || (((Type == ldmatrix_type::b16))),
@@ -971,7 +971,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
 template <stmatrix_shape Shape, stmatrix_num Num, stmatrix_type Type, bool Trans = false, stmatrix_ss Ss = stmatrix_ss::none>
 PTXGEN_PTX_DEVICE void stmatrix(
     detail::reg_t<detail::stmatrix_type_p(Shape, Num, Trans, Ss, Type)> p,
-    const std::uint32_t (&r)[detail::stmatrix_count_r(Shape, Num, Trans, Ss, Type)]
+    const std::uint32_t (&r)[static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(Shape, Num, Trans, Ss, Type))]
 ) {
     static_assert((!((Shape == stmatrix_shape::m8n8))) || (((Type == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");

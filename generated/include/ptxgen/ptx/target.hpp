@@ -83,11 +83,55 @@
 #define PTXGEN_PTX_TARGET -2
 #endif
 
-// The PTX ISA version the wrappers may assume, as major * 10 + minor. The
-// default is the newest version of the spec (what nvcc 13.0 emits); define it
-// before including ptxgen headers when an older toolkit emits an older one.
+// The PTX ISA version the wrappers may assume, as major * 10 + minor: by default
+// the version the compiling CUDA toolkit writes (__CUDACC_VER_MAJOR__ /
+// __CUDACC_VER_MINOR__, nvcc and NVRTC), else the newest version of the spec.
+// A wrapper whose form needs a later version refuses to compile. Define it
+// before including ptxgen headers to assume another version.
 #ifndef PTXGEN_PTX_ISA_VERSION
+#if !defined(__CUDACC_VER_MAJOR__)
 #define PTXGEN_PTX_ISA_VERSION 90
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1300 /* CUDA 13.0 */
+#define PTXGEN_PTX_ISA_VERSION 90 /* PTX ISA 9.0 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1209 /* CUDA 12.9 */
+#define PTXGEN_PTX_ISA_VERSION 88 /* PTX ISA 8.8 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1208 /* CUDA 12.8 */
+#define PTXGEN_PTX_ISA_VERSION 87 /* PTX ISA 8.7 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1207 /* CUDA 12.7 */
+#define PTXGEN_PTX_ISA_VERSION 86 /* PTX ISA 8.6 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1205 /* CUDA 12.5 */
+#define PTXGEN_PTX_ISA_VERSION 85 /* PTX ISA 8.5 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204 /* CUDA 12.4 */
+#define PTXGEN_PTX_ISA_VERSION 84 /* PTX ISA 8.4 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1203 /* CUDA 12.3 */
+#define PTXGEN_PTX_ISA_VERSION 83 /* PTX ISA 8.3 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1202 /* CUDA 12.2 */
+#define PTXGEN_PTX_ISA_VERSION 82 /* PTX ISA 8.2 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201 /* CUDA 12.1 */
+#define PTXGEN_PTX_ISA_VERSION 81 /* PTX ISA 8.1 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1200 /* CUDA 12.0 */
+#define PTXGEN_PTX_ISA_VERSION 80 /* PTX ISA 8.0 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1108 /* CUDA 11.8 */
+#define PTXGEN_PTX_ISA_VERSION 78 /* PTX ISA 7.8 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1107 /* CUDA 11.7 */
+#define PTXGEN_PTX_ISA_VERSION 77 /* PTX ISA 7.7 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1106 /* CUDA 11.6 */
+#define PTXGEN_PTX_ISA_VERSION 76 /* PTX ISA 7.6 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1105 /* CUDA 11.5 */
+#define PTXGEN_PTX_ISA_VERSION 75 /* PTX ISA 7.5 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1104 /* CUDA 11.4 */
+#define PTXGEN_PTX_ISA_VERSION 74 /* PTX ISA 7.4 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1103 /* CUDA 11.3 */
+#define PTXGEN_PTX_ISA_VERSION 73 /* PTX ISA 7.3 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1102 /* CUDA 11.2 */
+#define PTXGEN_PTX_ISA_VERSION 72 /* PTX ISA 7.2 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1101 /* CUDA 11.1 */
+#define PTXGEN_PTX_ISA_VERSION 71 /* PTX ISA 7.1 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1100 /* CUDA 11.0 */
+#define PTXGEN_PTX_ISA_VERSION 70 /* PTX ISA 7.0 */
+#else
+#define PTXGEN_PTX_ISA_VERSION 0 /* a toolkit older than the spec's PTX ISA versions */
+#endif
 #endif
 
 namespace ptxgen::ptx {
@@ -147,6 +191,7 @@ template <> struct reg<2> { using type = std::uint64_t; };
 template <> struct reg<3> { using type = float; };
 template <> struct reg<4> { using type = double; };
 template <> struct reg<5> { using type = const void*; };
+template <> struct reg<6> { using type = void*; };
 template <int Code>
 using reg_t = typename reg<Code>::type;
 
@@ -164,6 +209,52 @@ PTXGEN_PTX_CONSTEXPR bool supported(unsigned long long mask, int since) noexcept
 }
 
 }  // namespace detail
+
+/// A register fence for the compiler (it emits no instruction): reads and writes
+/// of `x` may not be moved across it. The wrappers' asm statements name only
+/// their own operands, so after wgmma_wait_group fence the accumulators before
+/// reading them (and before writing them between wgmma_mma_async calls):
+///   wgmma_wait_group(imm<0>); fence_operand(d);
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] double& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+d"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] float& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+f"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::int32_t& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+r"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint32_t& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+r"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint64_t& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+l"(x) : : "memory");
+#endif
+}
+namespace detail {
+template <decltype(sizeof(0)) I, class T, decltype(sizeof(0)) N>
+PTXGEN_PTX_DEVICE void fence_from(T (&x)[N]) {
+    if constexpr (I < N) {
+        fence_operand(x[I]);
+        fence_from<I + 1>(x);
+    }
+}
+}  // namespace detail
+
+/// fence_operand for each register of a fragment (unrolled at compile time).
+template <class T, decltype(sizeof(0)) N>
+PTXGEN_PTX_DEVICE void fence_operand(T (&x)[N]) {
+    detail::fence_from<0>(x);
+}
 }  // namespace ptxgen::ptx
 
 // One form's asm statement, emitted only in device code for a target that

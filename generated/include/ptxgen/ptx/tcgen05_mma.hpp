@@ -1147,7 +1147,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint64_t a_desc,
     std::uint64_t b_desc,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d
 ) {
     static_assert((!((Kind == tcgen05_mma_kind::mxf8f6f4 || Kind == tcgen05_mma_kind::mxf4 || Kind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1382,7 +1382,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint64_t a_desc,
     std::uint64_t b_desc,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d,
     imm_t<ScaleInputD> scale_input_d
 ) {
@@ -2987,7 +2987,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t a_tmem,
     std::uint64_t b_desc,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d
 ) {
     static_assert((!((Kind == tcgen05_mma_kind::mxf8f6f4 || Kind == tcgen05_mma_kind::mxf4 || Kind == tcgen05_mma_kind::mxf4nvf4))),
@@ -3328,7 +3328,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t a_tmem,
     std::uint64_t b_desc,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d,
     imm_t<ScaleInputD> scale_input_d
 ) {
@@ -6313,7 +6313,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint64_t b_desc,
     std::uint32_t sp_meta_tmem,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d
 ) {
     static_assert((!((Kind == tcgen05_mma_kind::mxf8f6f4 || Kind == tcgen05_mma_kind::mxf4 || Kind == tcgen05_mma_kind::mxf4nvf4))),
@@ -6550,7 +6550,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint64_t b_desc,
     std::uint32_t sp_meta_tmem,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d,
     imm_t<ScaleInputD> scale_input_d
 ) {
@@ -8161,7 +8161,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint64_t b_desc,
     std::uint32_t sp_meta_tmem,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d
 ) {
     static_assert((!((Kind == tcgen05_mma_kind::mxf8f6f4 || Kind == tcgen05_mma_kind::mxf4 || Kind == tcgen05_mma_kind::mxf4nvf4))),
@@ -8504,7 +8504,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint64_t b_desc,
     std::uint32_t sp_meta_tmem,
     std::uint32_t idesc,
-    const std::uint32_t (&disable_output_lane)[detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage)],
+    const std::uint32_t (&disable_output_lane)[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, CtaGroup, Kind, false, tcgen05_mma_scale_vectorsize::none, Ashift, CollectorUsage))],
     bool enable_input_d,
     imm_t<ScaleInputD> scale_input_d
 ) {

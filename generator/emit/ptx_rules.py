@@ -1,0 +1,112 @@
+"""Emit ``ptxgen/ptx/descriptor_rules.hpp``: the spec's ``descriptor_rules`` (rules on the
+value of a descriptor operand, which ptxas cannot check) as constexpr C++ checks.
+
+For an instruction with such rules, ``<id>_<operand>_problem<Qualifiers...>(word)`` returns
+nullptr when the word satisfies every rule that applies to the form, else a message
+naming the rule. The template parameters are the qualifier that selects the
+descriptor's kind and the qualifiers the rules' conditions name (the same enums as the
+wrappers); the word is decoded with the generated descriptor header of that kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptxgen import escape
+from ptxgen.emit import Files, generated_notice, render
+from ptxgen.emit.ptx import NS, _Cond, cpp_bool, enum_name, is_enum, tparam
+from ptxgen.instructions import Instruction, Qualifier
+from ptxgen.model import Descriptor, Field, Spec
+
+OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
+
+
+def _qualifier_type(ins: Instruction, q: Qualifier) -> str:
+    if q.flag:
+        return "bool"
+    return "int" if q.numeric else enum_name(ins, q)
+
+
+def _field_test(f: Field, values: tuple[str, ...]) -> str:
+    """C++ test that field ``f`` of the decoded ``d`` holds one of ``values``."""
+    if f.type == "enum":
+        codes = {o.name: o.value for o in f.options if o.name}
+        lhs = f"static_cast<unsigned>(d.{f.name})"
+        nums = [codes[v] for v in values]
+    else:
+        lhs = f"d.{f.name}"
+        nums = [int(v) for v in values]
+    return "(" + " || ".join(f"{lhs} == {n}u" for n in nums) + ")"
+
+
+def _checker(ins: Instruction, operand: str, desc: Descriptor,
+             kind_of: str | None) -> dict[str, Any]:
+    rules = [r for r in ins.descriptor_rules if r.operand == operand]
+    named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
+    quals = [q for q in ins.qualifiers if q.name in named]
+    quals.sort(key=lambda q: q.name != kind_of)  # the kind first, required
+    params, names = [], {}
+    for q in quals:
+        names[q.name] = tparam(q.name)
+        default = ""
+        if q.name != kind_of and q.flag:
+            default = " = false"
+        elif q.name != kind_of and q.absent is not None and is_enum(q):
+            default = f" = {enum_name(ins, q)}::none"
+        params.append(f"{_qualifier_type(ins, q)} {names[q.name]}{default}")
+    kinds: list[str | None] = (list(ins.qualifier(kind_of).domain) if kind_of else [None])
+    branches = []
+    for kind in kinds:
+        lay = desc.layout(kind)
+        fields = {f.name: f for f in lay.fields}
+        cond = _Cond(ins, {kind_of: kind} if kind_of and kind else {}, names)
+        checks = []
+        for r in rules:
+            applies = cond.cond(r.when)
+            if applies is False:
+                continue
+            ok = " && ".join(_field_test(fields[n], vals) for n, vals in r.require)
+            text = f"ptxgen: {ins.name}: {operand}: {r.message} [{r.id}]"
+            checks.append({"test": f"({cpp_bool(applies)}) && !({ok})",
+                           "message": escape.cpp_str(text)})
+        where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
+        branches.append({
+            "test": (f"{names[kind_of]} == {cond.value(ins.qualifier(kind_of), kind)}"
+                     if kind_of and kind else "true"),
+            "class": f"::ptxgen::{lay.class_name}",
+            "invalid": escape.cpp_str(f"ptxgen: {ins.name}: {operand}: not a valid {where} "
+                                      "word"),
+            "checks": checks})
+    doc = [f"`{ins.name}`: the rules on the value of `{operand}` ({desc.name}), which ptxas",
+           "cannot check (it is a run-time register). nullptr when the word satisfies every",
+           "rule that applies to the form with these qualifiers, else the first broken rule:"]
+    doc += [f"  [{r.id}] when {r.when.text()}: {r.message}" for r in rules]
+    return {"name": escape.ident(f"{ins.id}_{operand}_problem"),
+            "template": ", ".join(params), "word": "std::uint64_t"
+            if desc.word_bits == 64 else "std::uint32_t", "branches": branches,
+            "doc": [escape.cpp_comment_text(x) for x in doc]}
+
+
+def emit(spec: Spec) -> Files:
+    iset = spec.instructions
+    if iset is None:
+        return {}
+    by_name = {d.name: d for d in spec.descriptors}
+    checkers, headers, sources = [], set(), set()
+    for ins in iset.instructions:
+        for op in ins.operands:
+            if op.descriptor is None or not any(r.operand == op.name
+                                                for r in ins.descriptor_rules):
+                continue
+            desc = by_name[op.descriptor[0]]
+            checkers.append(_checker(ins, op.name, desc, op.descriptor[1]))
+            # relative to this header, like the other generated includes
+            headers.add(f"../{desc.name}.hpp")
+            headers.add(f"{ins.spec_file.rsplit('/', 1)[-1].removesuffix('.yaml')}.hpp")
+            sources |= {ins.spec_file, desc.spec_file}
+    if not checkers:
+        return {}
+    return {OUT: render("ptx/descriptor_rules.hpp.j2", checkers=checkers,
+                        headers=sorted(headers), ns=NS,
+                        notice=[escape.cpp_comment_text(x) for x in generated_notice(
+                            sorted(sources), "ptx/descriptor_rules.hpp.j2")])}

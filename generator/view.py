@@ -1,0 +1,780 @@
+"""PTX ISA version views: the spec as of one PTX ISA version.
+
+``view_documents(docs, "8.7")`` turns the validated spec documents into the
+documents of the spec *as it stood at PTX ISA 8.7*; the model is then built from
+them as from any spec (:func:`ptxgen.pipeline.load_model`), so the emitters see an
+ordinary, smaller spec and do not change. One spec, many views:
+
+* targets: those that exist at the version, renames applied (at 9.0 sm_101* are
+  gone and sm_110* exist; at 8.8 the reverse); PTX ISA versions up to it; families
+  reduced to the members that exist; renames dropped (as of one version a target
+  has exactly one name);
+* instructions: only the forms supported at the version on some target that
+  exists then (:func:`supported_at`, the predicate ``ptxgen support`` answers
+  with). An instruction with no such form is absent; so are qualifier values,
+  operand alternatives, flags and optional operands that no remaining form uses
+  (a flag or optional operand that is always off is removed from the
+  instruction, and every condition that names it is evaluated). Gates whose
+  version is later, or whose targets do not exist yet, are removed, and where
+  the forms they excluded would otherwise reappear, a rule (``ptx-isa-X.Y-...``)
+  says why they are not there; target selectors that name targets that do not
+  exist yet are rewritten to the targets that do;
+* descriptors: a descriptor whose ``since`` is later is absent, and so is every
+  MMA kind whose own ``since`` is later (``since.kinds``).
+
+Every element keeps its position in the spec file (positions are carried through
+the transformation), so diagnostics and ``ptxgen diff --ptx-isa`` locations point
+at the real spec. The view is checked against the full spec's support matrix
+before it is returned: every form and every (target, first version) of the view is
+exactly what the full spec says for that version (:class:`ViewError` otherwise).
+
+This module imports neither YAML nor Jinja nor JSON Schema at import time, so the
+version checks of the fast CLI paths can use it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ptxgen.instructions import (
+    FALSE,
+    TRUE,
+    Form,
+    Instruction,
+    InstructionSet,
+    Matcher,
+    Support,
+    Targets,
+    build_instruction,
+    build_instruction_set,
+    build_targets,
+    norm,
+    vkey,
+)
+
+if TYPE_CHECKING:
+    from ptxgen.load import Document
+
+Path_ = tuple[str | int, ...]
+
+DESCRIPTOR_SCHEMA = "descriptor.schema.json"
+TARGETS_SCHEMA = "targets.schema.json"
+INSTRUCTIONS_SCHEMA = "instructions.schema.json"
+
+
+class ViewError(ValueError):
+    """A view that cannot be made: a version the spec does not list, a descriptor or
+    kind that does not exist yet (reported as one line, exit status 2)."""
+
+
+# -- versions ---------------------------------------------------------------------------
+
+def check_version(versions: Sequence[str], version: str) -> str:
+    """``version`` if the spec lists it; else :class:`ViewError` naming the versions."""
+    if not versions:
+        raise ViewError(f"--ptx-isa: {version!r}: the spec lists no PTX ISA versions "
+                        "(it has no targets.yaml)")
+    if version not in versions:
+        raise ViewError(f"--ptx-isa: {version!r} is not a PTX ISA version of the spec; "
+                        f"allowed: {', '.join(versions)}")
+    return version
+
+
+def supported_at(support: Support, targets: Targets, version: str) -> bool:
+    """Whether a form with ``support`` exists at ``version``: supported on some target
+    that exists then, from that version or earlier."""
+    return any(support.supported(targets, t, version) for t in sorted(support.targets)
+               if t in targets.by_name)
+
+
+# -- descriptors: ``since`` ------------------------------------------------------------------
+
+def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """(the version a descriptor appears in, {kind: version} of later kinds)."""
+    since = data.get("since")
+    if not isinstance(since, Mapping):
+        return None, {}
+    kinds = {str(k["kind"]): str(k["version"]) for k in since.get("kinds", ())
+             if isinstance(k, Mapping) and "kind" in k and "version" in k}
+    version = since.get("version")
+    return (str(version) if version is not None else None), kinds
+
+
+def appears_in(data: Mapping[str, Any], kind: str | None = None) -> str | None:
+    """The first version at which the descriptor (kind) exists; None: at every version."""
+    version, kinds = descriptor_since(data)
+    if kind is not None and kind in kinds:
+        if version is None or vkey(kinds[kind]) > vkey(version):
+            return kinds[kind]
+    return version
+
+
+def exists_at(data: Mapping[str, Any], version: str, kind: str | None = None) -> bool:
+    first = appears_in(data, kind)
+    return first is None or vkey(first) <= vkey(version)
+
+
+def check_descriptor_at(spec_dir: Path, version: str, descriptor: str,
+                        kind: str | None) -> None:
+    """For ``encode`` / ``decode`` / ``zero-column-mask --ptx-isa``: raise
+    :class:`ViewError` unless ``version`` is a version of the spec and the descriptor
+    (kind) exists then. Reads only targets.yaml and the descriptor files."""
+    from ptxgen.errors import SpecError
+    from ptxgen.load import load_file
+
+    if not spec_dir.is_dir():
+        raise ViewError(f"--spec: {spec_dir} is not a folder (--ptx-isa reads the spec's "
+                        "PTX ISA versions and descriptor versions from it)")
+    versions: list[str] = []
+    found: Mapping[str, Any] | None = None
+    try:
+        for p in sorted(spec_dir.rglob("*.yaml")):
+            if "schema" in p.relative_to(spec_dir).parts:
+                continue
+            head = p.read_text(encoding="utf-8")[:400]
+            if TARGETS_SCHEMA in head:
+                versions = [str(v) for v in load_file(p).data.get("ptx_isa_versions", [])]
+            elif DESCRIPTOR_SCHEMA in head and found is None:
+                data = load_file(p).data
+                if isinstance(data, Mapping) and data.get("descriptor") == descriptor:
+                    found = data
+    except (SpecError, OSError, UnicodeDecodeError) as exc:
+        raise ViewError(f"--spec: cannot read {spec_dir}: {str(exc).splitlines()[0]}") from None
+    check_version(versions, version)
+    if found is None:
+        return
+    if not exists_at(found, version, kind):
+        where = f"{descriptor} --kind {kind}" if kind else descriptor
+        raise ViewError(f"{where} does not exist at PTX ISA {version} (it appears in "
+                        f"{appears_in(found, kind)})")
+
+
+# -- editing documents with their positions ------------------------------------------------
+
+class _Edit:
+    """Edits of one document, addressed by paths into the *original* data and applied
+    in one pass, so that every element that stays keeps its source position."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.dropped: set[Path_] = set()
+        self.replaced: dict[Path_, Any] = {}
+        self.appended: dict[Path_, list[tuple[Any, Path_]]] = {}
+        self.put_keys: dict[Path_, dict[str, tuple[Any, Path_]]] = {}
+
+    def drop(self, path: Path_) -> None:
+        self.dropped.add(path)
+
+    def replace(self, path: Path_, value: Any) -> None:
+        self.replaced[path] = value
+
+    def put(self, path: Path_, value: Any, origin: Path_) -> None:
+        """Set ``path`` (replace it if it exists, add the key if not)."""
+        if self._get(path) is not _MISSING:
+            self.replace(path, value)
+            self.dropped.discard(path)
+        else:
+            self.put_keys.setdefault(path[:-1], {})[str(path[-1])] = (value, origin)
+
+    def append(self, list_path: Path_, item: Any, origin: Path_) -> None:
+        """Append ``item`` to the list at ``list_path`` (created if missing); its
+        position is that of ``origin``."""
+        if self._get(list_path) is _MISSING:
+            parent = self.put_keys.setdefault(list_path[:-1], {})
+            parent.setdefault(str(list_path[-1]), ([], origin))[0].append(item)
+            return
+        self.appended.setdefault(list_path, []).append((item, origin))
+
+    def _get(self, path: Path_) -> Any:
+        node: Any = self.doc.data
+        for key in path:
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                return _MISSING
+        return node
+
+    def apply(self) -> Document:
+        from ptxgen.load import Document, SourceMap
+
+        src = self.doc.source
+        values: dict[Path_, tuple[int, int]] = {}
+        keys: dict[Path_, tuple[int, int]] = {}
+
+        def walk(node: Any, old: Path_, new: Path_) -> Any:
+            if old in self.replaced:
+                values[new] = src.locate(old)
+                return copy.deepcopy(self.replaced[old])
+            if old in src.values:
+                values[new] = src.values[old]
+            if isinstance(node, dict):
+                out: dict[Any, Any] = {}
+                for k, v in node.items():
+                    p = old + (k,)
+                    if p in self.dropped:
+                        continue
+                    if p in src.keys:
+                        keys[new + (k,)] = src.keys[p]
+                    out[k] = walk(v, p, new + (k,))
+                for k, (v, origin) in self.put_keys.get(old, {}).items():
+                    values[new + (k,)] = src.locate(origin)
+                    out[k] = copy.deepcopy(v)
+                return out
+            if isinstance(node, list):
+                items: list[Any] = []
+                for i, v in enumerate(node):
+                    p = old + (i,)
+                    if p in self.dropped:
+                        continue
+                    items.append(walk(v, p, new + (len(items),)))
+                for v, origin in self.appended.get(old, []):
+                    values[new + (len(items),)] = src.locate(origin)
+                    items.append(copy.deepcopy(v))
+                return items
+            return node
+
+        data = walk(self.doc.data, (), ())
+        return Document(self.doc.path, self.doc.display, self.doc.rel, data,
+                        SourceMap(src.file, values, keys), self.doc.text)
+
+
+_MISSING = object()
+
+
+# -- the view of a spec -----------------------------------------------------------------------
+
+def _schema_name(doc: Document) -> str:
+    from ptxgen.validate import schema_name
+
+    return schema_name(doc)
+
+
+def spec_versions(docs: Iterable[Document]) -> tuple[str, ...]:
+    for d in docs:
+        if _schema_name(d) == TARGETS_SCHEMA:
+            return tuple(str(v) for v in d.data.get("ptx_isa_versions", ()))
+    return ()
+
+
+def view_documents(docs: list[Document], version: str,
+                   full: InstructionSet | None = None) -> list[Document]:
+    """The documents of the spec as of PTX ISA ``version`` (see the module doc).
+
+    ``docs`` must have validated; ``full`` is their instruction set if already built.
+    """
+    check_version(spec_versions(docs), version)
+    kinds = {id(d): _schema_name(d) for d in docs}
+    targets_docs = [d for d in docs if kinds[id(d)] == TARGETS_SCHEMA]
+    instr_docs = sorted((d for d in docs if kinds[id(d)] == INSTRUCTIONS_SCHEMA),
+                        key=lambda d: d.rel)
+    if full is None and targets_docs and instr_docs:
+        full = build_instruction_set(targets_docs[0].data, [(d.rel, d.data) for d in instr_docs])
+    out: list[Document] = []
+    view_targets: Targets | None = None
+    for d in targets_docs:
+        vdoc = _view_targets(d, version)
+        view_targets = build_targets(vdoc.data)
+        out.append(vdoc)
+    for d in docs:
+        kind = kinds[id(d)]
+        if kind == DESCRIPTOR_SCHEMA:
+            vd = _view_descriptor(d, version)
+            if vd is not None:
+                out.append(vd)
+        elif kind == INSTRUCTIONS_SCHEMA:
+            if full is None or view_targets is None:
+                continue
+            vi = _view_instruction_file(d, version, full, view_targets)
+            if vi is not None:
+                out.append(vi)
+        elif kind != TARGETS_SCHEMA:
+            out.append(d)
+    order = {d.rel: i for i, d in enumerate(docs)}
+    return sorted(out, key=lambda d: order[d.rel])
+
+
+# -- targets --------------------------------------------------------------------------------
+
+def _view_targets(doc: Document, version: str) -> Document:
+    full = build_targets(doc.data)
+    edit = _Edit(doc)
+    data = doc.data
+    for i, v in enumerate(data["ptx_isa_versions"]):
+        if vkey(str(v)) > vkey(version):
+            edit.drop(("ptx_isa_versions", i))
+    existing = set()
+    for i, t in enumerate(data["targets"]):
+        if full.get(t["name"]).exists_at(version):
+            existing.add(full.get(t["name"]).sm)
+        else:
+            edit.drop(("targets", i))
+    for i, fam in enumerate(data.get("families", ())):
+        kept = [j for j, sm in enumerate(fam["members"]) if sm in existing]
+        if not kept:
+            edit.drop(("families", i))
+        for j, sm in enumerate(fam["members"]):
+            if sm not in existing:
+                edit.drop(("families", i, "members", j))
+    for i in range(len(data.get("renames", ()))):
+        edit.drop(("renames", i))  # as of one version, every target has one name
+    toolkits = data.get("cuda_toolkits")
+    if isinstance(toolkits, Mapping):
+        for i, t in enumerate(toolkits.get("versions", ())):
+            if vkey(str(t["ptx_isa"])) > vkey(version):
+                edit.drop(("cuda_toolkits", "versions", i))  # toolkits that came later
+    return edit.apply()
+
+
+# -- descriptors ------------------------------------------------------------------------------
+
+def _view_descriptor(doc: Document, version: str) -> Document | None:
+    data = doc.data
+    if not exists_at(data, version):
+        return None
+    _, later = descriptor_since(data)
+    gone = {k for k in later if not exists_at(data, version, k)}
+    if not gone:
+        return doc
+    edit = _Edit(doc)
+    kinds = list(data.get("kinds", ()))
+    if kinds and all(k in gone for k in kinds):
+        return None
+    for i, k in enumerate(kinds):
+        if k in gone:
+            edit.drop(("kinds", i))
+    for li, lay in enumerate(data.get("layouts", ())):
+        if all(k in gone for k in lay["kinds"]):
+            edit.drop(("layouts", li))
+            continue
+        for i, k in enumerate(lay["kinds"]):
+            if k in gone:
+                edit.drop(("layouts", li, "kinds", i))
+    return edit.apply()
+
+
+# -- instructions -----------------------------------------------------------------------------
+
+def _view_instruction_file(doc: Document, version: str, full: InstructionSet,
+                           vt: Targets) -> Document | None:
+    by_id = {i.id: i for i in full.instructions if i.spec_file == doc.rel}
+    edit = _Edit(doc)
+    views: list[_InstructionView] = []
+    for i, raw in enumerate(doc.data["instructions"]):
+        iv = _InstructionView(edit, ("instructions", i), raw, by_id[raw["id"]], version,
+                              full.targets, vt)
+        if iv.plan():
+            views.append(iv)
+        else:
+            edit.drop(("instructions", i))
+    if not views:
+        return None
+    for _ in range(8):
+        vdoc = edit.apply()
+        built = {r["id"]: build_instruction(r, vt, doc.rel) for r in vdoc.data["instructions"]}
+        if not [iv for iv in views if iv.exclude(built[iv.ins.id])]:
+            for iv in views:
+                iv.verify(built[iv.ins.id])
+            return vdoc
+    raise ViewError(f"{doc.rel}: the PTX ISA {version} view does not converge")
+
+
+def _first_values(values: Iterable[str], order: Sequence[str]) -> list[str]:
+    seen = set(values)
+    return [v for v in order if v in seen]
+
+
+class _InstructionView:
+    """The edits that turn one instruction into its view at ``version``."""
+
+    def __init__(self, edit: _Edit, base: Path_, raw: Mapping[str, Any], ins: Instruction,
+                 version: str, full_targets: Targets, vt: Targets) -> None:
+        self.edit = edit
+        self.base = base
+        self.raw = raw
+        self.ins = ins
+        self.version = version
+        self.full_targets = full_targets
+        self.vt = vt
+        self.kept: list[Form] = []
+        self.domains: dict[str, list[str]] = {}
+        self.fixed: dict[str, str] = {}
+        self.excluded: dict[str, tuple[Path_, str]] = {}  # gate id -> (path, why)
+        self.exclusions: set[tuple[str, ...]] = set()
+        self.existing: frozenset[str] = frozenset()
+
+    # -- planning ----------------------------------------------------------------------
+    def plan(self) -> bool:
+        """Record the edits; False when no form of the instruction exists at the version."""
+        ins, x = self.ins, self.version
+        self.kept = [f for f in ins.forms if supported_at(f.support, self.full_targets, x)]
+        if not self.kept:
+            return False
+        self.existing = frozenset(t.name for t in self.full_targets.targets if t.exists_at(x))
+        for name, dom in ins.params:
+            self.domains[name] = _first_values((f.params[name] for f in self.kept), dom)
+        for q in ins.qualifiers:
+            if q.absent is not None and self.domains[q.name] == [q.absent]:
+                self.fixed[q.name] = q.absent
+        for o in ins.operands:
+            if o.optional and self.domains[o.name] == [FALSE]:
+                self.fixed[o.name] = FALSE
+        self._gates()
+        self._qualifiers()
+        self._operands()
+        self._combinations()
+        self._rules()
+        for key in ("wrappers", "seed_syntax"):
+            for i, item in enumerate(self.raw.get(key, ())):
+                when = item["when"]
+                path = self.base + (key, i)
+                if not self._condition(path + ("when",), when) or not any(
+                        _matches(when, f.params) for f in self.kept):
+                    self.edit.drop(path)
+        # Lists the view does not know by name (descriptor_rules, ...): an item whose
+        # condition no remaining form meets, or whose operand is gone, goes.
+        gone = {o.name for o in ins.operands if o.name in self.fixed}
+        for key, items in self.raw.items():
+            if key in _KNOWN or not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                if not isinstance(item, Mapping):
+                    continue
+                path = self.base + (key, i)
+                when = item.get("when")
+                if (item.get("operand") in gone or (isinstance(when, Mapping) and (
+                        not self._condition(path + ("when",), when)
+                        or not any(_matches(when, f.params) for f in self.kept)))):
+                    self.edit.drop(path)
+        opcodes = {f.opcode for f in self.kept}
+        full_opcodes = set(ins.by_opcode)
+        for i, ex in enumerate(self.raw.get("examples", ())):
+            if ex["opcode"] in full_opcodes and ex["opcode"] not in opcodes:
+                self.edit.drop(self.base + ("examples", i))
+        return True
+
+    def _why_excluded(self, since: str | None, targets: frozenset[str] | None) -> str | None:
+        if since is not None and vkey(since) > vkey(self.version):
+            return f"needs PTX ISA {since}"
+        if targets is not None and not targets & self.existing:
+            return (f"is only on {', '.join(sorted(targets))}, none of which exists at "
+                    f"PTX ISA {self.version}")
+        return None
+
+    def _gates(self) -> None:
+        for j, g in enumerate(self.ins.gates):
+            path = self.base + ("gates", j)
+            why = self._why_excluded(g.since, g.targets)
+            if why is not None:
+                self.edit.drop(path)
+                self.excluded[g.id] = (path, why)
+            elif not self._condition(path + ("when",), self.raw["gates"][j]["when"]):
+                self.edit.drop(path)
+            else:
+                self._retarget(path, g.selectors, g.targets)
+
+    def _retarget(self, path: Path_, selectors: Sequence[str],
+                  targets: frozenset[str] | None) -> None:
+        if targets is None:
+            return
+        want = targets & self.existing
+        out: list[str] = []
+        changed = False
+        for s in selectors:
+            full_s = self.full_targets.select(s) & self.existing
+            try:
+                got: frozenset[str] | None = self.vt.select(s)
+            except (KeyError, ValueError):
+                got = None
+            if got == full_s:
+                out.append(s)
+                continue
+            changed = True
+            for t in sorted(full_s, key=lambda n: (self.vt.get(n).sm, n)):
+                sel = t if self.vt.get(t).suffix in ("a", "f") else f"{t}+"
+                if self.vt.select(sel) <= full_s and sel not in out:
+                    out.append(sel)
+        got_all = frozenset().union(*(self.vt.select(s) for s in out)) if out else frozenset()
+        if got_all != want:
+            raise ViewError(f"{self.ins.spec_file}: {self.ins.id}: the targets "
+                            f"{', '.join(selectors)} cannot be written at PTX ISA "
+                            f"{self.version}")
+        if changed:
+            self.edit.replace(path + ("targets",), out)
+
+    def _qualifiers(self) -> None:
+        for i, q in enumerate(self.ins.qualifiers):
+            path = self.base + ("qualifiers", i)
+            raw = self.raw["qualifiers"][i]
+            if q.name in self.fixed:
+                self.edit.drop(path)
+                continue
+            dom = self.domains[q.name]
+            if not q.flag:
+                vals = raw["values"]
+                if isinstance(vals, list):
+                    for j, v in enumerate(vals):
+                        if norm(v) not in dom:
+                            self.edit.drop(path + ("values", j))
+                elif [v for v in q.values if v not in dom]:
+                    self.edit.replace(path + ("values",),
+                                      [int(v) if q.numeric else v for v in q.values
+                                       if v in dom])
+            for j, a in enumerate(raw.get("aliases", ())):
+                pa = path + ("aliases", j)
+                if (norm(a["value"]) not in dom or norm(a["same_as"]) not in dom
+                        or not self._condition(pa + ("when",), a["when"])):
+                    self.edit.drop(pa)
+            for j, d in enumerate(raw.get("derived", ())):
+                if d in self.fixed:
+                    self.edit.drop(path + ("derived", j))
+
+    def _operands(self) -> None:
+        for i, o in enumerate(self.ins.operands):
+            path = self.base + ("operands", i)
+            raw = self.raw["operands"][i]
+            if o.name in self.fixed or ("when" in raw and not self._condition(
+                    path + ("when",), raw["when"])):
+                if o.choice:
+                    raise ViewError(f"{self.ins.id}: operand {o.name} with alternatives "
+                                    f"never appears at PTX ISA {self.version}")
+                self.edit.drop(path)
+                continue
+            if o.choice:
+                dom = self.domains[o.name]
+                for j, a in enumerate(raw["choice"]):
+                    if a["name"] not in dom:
+                        self.edit.drop(path + ("choice", j))
+                    else:
+                        for key in ("type", "count"):
+                            if key in a:
+                                self._value_spec(path + ("choice", j, key), a[key])
+            for key in ("type", "count", "values"):
+                if key in raw:
+                    self._value_spec(path + (key,), raw[key])
+            for j, e in enumerate(raw.get("elements", ())):
+                self._value_spec(path + ("elements", j, "values"), e["values"])
+
+    def _combinations(self) -> None:
+        for k, c in enumerate(self.ins.combinations):
+            path = self.base + ("combinations", k)
+            raw = self.raw["combinations"][k]
+            used = any(f.combination is c for f in self.kept)
+            # Items of a match on kept names stay even where they always hold: a
+            # combination requires the optional qualifiers it does not name to be absent.
+            if not used or not self._condition(path + ("match",), raw["match"]):
+                self.edit.drop(path)
+                continue
+            if c.gate is not None:
+                self._retarget(path, c.gate.selectors, c.gate.targets)
+            for name, spec in raw.get("operands", {}).items():
+                self._value_spec(path + ("operands", name), spec)
+
+    def _rules(self) -> None:
+        for r, raw in enumerate(self.raw.get("rules", ())):
+            self._rule(self.base + ("rules", r), raw)
+
+    def _rule(self, path: Path_, raw: Mapping[str, Any]) -> None:
+        if not self._condition(path + ("when",), raw["when"]):
+            self.edit.drop(path)
+            return
+        holds_always = True
+        violated = False
+        if "require" in raw:
+            if not self._condition(path + ("require",), raw["require"]):
+                violated = True
+                self.edit.drop(path + ("require",))
+            elif self._remaining(raw["require"]):
+                holds_always = False
+        if "forbid" in raw and not violated:
+            if not self._condition(path + ("forbid",), raw["forbid"]):
+                self.edit.drop(path + ("forbid",))
+            else:
+                holds_always = False
+        if "ptxas_accepts" in raw and not self._condition(path + ("ptxas_accepts",),
+                                                          raw["ptxas_accepts"]):
+            self.edit.drop(path + ("ptxas_accepts",))
+        equal = list(raw.get("equal", ()))
+        if equal and not violated:
+            fixed = {self.fixed[n] for n in equal if n in self.fixed}
+            free = [n for n in equal if n not in self.fixed]
+            if len(fixed) > 1:
+                violated = True
+            elif fixed:
+                v = fixed.pop()
+                require = {n: m for n, m in raw.get("require", {}).items()
+                           if n not in self.fixed}
+                for n in free:
+                    if n in require:
+                        raise ViewError(f"{self.ins.id}: rule {raw['id']}: cannot "
+                                        f"evaluate at PTX ISA {self.version}")
+                    require[n] = v
+                self.edit.drop(path + ("equal",))
+                if require:
+                    self.edit.put(path + ("require",), require, path)
+                    holds_always = False
+            else:
+                holds_always = False
+        if violated:
+            if not self._remaining(raw["when"]):
+                raise ViewError(f"{self.ins.id}: rule {raw['id']} refuses every form at "
+                                f"PTX ISA {self.version}")
+            self.edit.put(path + ("forbid",), {}, path)
+            return
+        if holds_always:
+            self.edit.drop(path)
+
+    # -- conditions and value specs ----------------------------------------------------
+    def _remaining(self, cond: Mapping[str, Any]) -> list[str]:
+        return [n for n in cond if n not in self.fixed]
+
+    def _condition(self, path: Path_, cond: Mapping[str, Any] | None) -> bool:
+        """Record the edits of a condition; False when no form of the view can meet it.
+
+        Items on removed names are dropped (they hold); list entries naming values
+        the view no longer has are dropped.
+        """
+        for name, raw in (cond or {}).items():
+            if name not in self.domains:
+                raise ViewError(f"{self.ins.id}: condition on unknown name {name!r}")
+            m = Matcher.build(raw)
+            dom = self.domains[name]
+            if not [v for v in dom if m(v)]:
+                return False
+            if name in self.fixed:
+                self.edit.drop(path + (name,))
+            elif isinstance(raw, list):
+                for j, v in enumerate(raw):
+                    if norm(v) not in dom:
+                        self.edit.drop(path + (name, j))
+        return True
+
+    def _value_spec(self, path: Path_, spec: Any) -> None:
+        """A value spec (``by`` / ``div`` / literal) with removed names resolved and the
+        branches of values the view does not have dropped."""
+        resolved = self._resolve(spec)
+        if resolved != spec:
+            self.edit.replace(path, resolved)
+
+    def _resolve(self, spec: Any) -> Any:
+        if not isinstance(spec, dict) or "by" not in spec:
+            return spec
+        by = spec["by"]
+        table = {norm(k): k for k in spec["values"]}
+        if by in self.fixed:
+            v = self.fixed[by]
+            branch = spec["values"][table[v]] if v in table else spec.get("default")
+            return spec if branch is None else self._resolve(branch)
+        dom = self.domains.get(by, [])
+        out = dict(spec)
+        out["values"] = {k: self._resolve(spec["values"][k]) for n, k in table.items()
+                         if n in dom}
+        if "default" in spec:
+            out["default"] = self._resolve(spec["default"])
+        if not out["values"] and "default" in out:
+            return out["default"]
+        return out
+
+    # -- the forms that came back, and the check ------------------------------------------
+    def _project(self, params: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
+        return tuple(params[n] for n in names)
+
+    def exclude(self, built: Instruction) -> bool:
+        """Add rules for view forms that do not exist at the version; True if any."""
+        names = built.param_names
+        kept = {self._project(f.params, names) for f in self.kept}
+        full = {self._project(f.params, names): f for f in self.ins.forms
+                if all(f.params[n] == v for n, v in self.fixed.items())}
+        needed: dict[tuple[str, ...], None] = {}
+        for f in built.forms:
+            key = self._project(f.params, names)
+            if key in kept:
+                continue
+            original = full.get(key)
+            if original is None:
+                raise ViewError(f"{self.ins.id}: {f.key} is not a form of the spec")
+            gates = original.support.gates
+            why = [g for g in gates if g in self.excluded]
+            ids = tuple(why[:1]) or tuple(gates)
+            if ids in self.exclusions:
+                raise ViewError(f"{self.ins.id}: {f.key} cannot be excluded at PTX ISA "
+                                f"{self.version}")
+            needed[ids] = None
+        for ids in needed:
+            self.exclusions.add(ids)
+            self._exclusion_rule(ids, built)
+        return bool(needed)
+
+    def _exclusion_rule(self, ids: tuple[str, ...], built: Instruction) -> None:
+        gates = {g.id: g for g in self.ins.gates}
+        for c in self.ins.combinations:
+            if c.gate is not None:
+                gates.setdefault(c.gate.id, c.gate)
+        when: dict[str, Any] = {}
+        for gid in ids:
+            g = gates[gid]
+            for name, m in g.when.items:
+                if name in self.fixed:
+                    continue
+                dom = self.domains[name]
+                hits = [v for v in dom if m(v)]
+                if name in when:
+                    hits = [v for v in hits if v in when[name]]
+                when[name] = hits
+        if not when:
+            raise ViewError(f"{self.ins.id}: gate(s) {', '.join(ids)} exclude every form at "
+                            f"PTX ISA {self.version}")
+        q_numeric = {q.name: q.numeric for q in built.qualifiers}
+        cond = {n: [int(v) if q_numeric.get(n) else _plain(v) for v in vals]
+                for n, vals in when.items()}
+        path, why = self.excluded.get(ids[0], (self._gate_path(ids[0]), ""))
+        reason = why or (f"on no target that exists at PTX ISA {self.version} (gates "
+                         f"{', '.join(ids)})")
+        rule = {"id": f"ptx-isa-{self.version}-{'-'.join(ids)}", "when": cond, "forbid": {},
+                "message": f"not available at PTX ISA {self.version}: {reason}"}
+        self.edit.append(self.base + ("rules",), rule, path)
+
+    def _gate_path(self, gid: str) -> Path_:
+        for j, g in enumerate(self.ins.gates):
+            if g.id == gid:
+                return self.base + ("gates", j)
+        for k, c in enumerate(self.ins.combinations):
+            if c.gate is not None and c.gate.id == gid:
+                return self.base + ("combinations", k)
+        return self.base
+
+    def verify(self, built: Instruction) -> None:
+        """The view's forms and support matrix are the full spec's at the version."""
+        names = built.param_names
+        want = {self._project(f.params, names): f for f in self.kept}
+        got = {self._project(f.params, names): f for f in built.forms}
+        if set(want) != set(got):
+            missing = sorted(want.keys() - got.keys())[:3]
+            raise ViewError(f"{self.ins.id}: the PTX ISA {self.version} view lost forms "
+                            f"{missing}")
+        x = vkey(self.version)
+        for key, f in got.items():
+            full = {t: v for t, v in want[key].support.matrix(self.full_targets).items()
+                    if t in self.existing and vkey(v) <= x}
+            if f.support.matrix(self.vt) != full:
+                raise ViewError(f"{self.ins.id}: {f.key}: support at PTX ISA "
+                                f"{self.version} differs from the spec's")
+
+
+_KNOWN = frozenset({"qualifiers", "operands", "combinations", "rules", "gates", "wrappers",
+                    "seed_syntax", "examples"})
+
+
+def _plain(v: str) -> Any:
+    return True if v == TRUE else False if v == FALSE else v
+
+
+def _matches(cond: Mapping[str, Any] | None, params: Mapping[str, str]) -> bool:
+    return all(Matcher.build(raw)(params[n]) for n, raw in (cond or {}).items())
+
+
+__all__ = ["ViewError", "appears_in", "check_descriptor_at", "check_version",
+           "descriptor_since", "exists_at", "spec_versions", "supported_at",
+           "view_documents"]

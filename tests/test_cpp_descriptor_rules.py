@@ -1,0 +1,135 @@
+"""The C++ descriptor-rule checks (generated/include/ptxgen/ptx/descriptor_rules.hpp) give
+the same answer as the Python ones (tests/test_instr_descriptor_rules.py) for every kind,
+every combination of the qualifiers the rules name, and words around every rule's edge.
+The program is compiled with g++ (host, constexpr) and with nvcc (in a kernel)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+from pathlib import Path
+
+from cpp import harness
+from cpp.harness import GXX_FLAGS, NVCC_FLAGS
+
+from ptxgen.emit.ptx import enum_name, member_ident
+from ptxgen.instructions import TRUE
+from ptxgen.isa import DESCRIPTORS, ptx
+
+INS = ptx.instruction_set().get("tcgen05_mma")
+NAMES = ("kind", "sp", "scale_vectorsize", "ashift")
+
+
+def words(kind: str) -> list[int]:
+    """Valid words of every sparsity, each M of 64, 128, 256 and 384 that the kind can
+    encode, both K dimensions where the kind has one, and one word the descriptor
+    refuses."""
+    cls = DESCRIPTORS["instr_desc"][kind]
+    names = {f.name for f in cls.FIELDS}
+    base = {f.name: min(f.names.values()) for f in cls.FIELDS if f.names}
+    base.update(n=64)
+    out = []
+    for sparse, m, k in itertools.product((0, 1), (64, 128, 256, 384), (0, 1)):
+        if k and "k_dim" not in names:
+            continue
+        fields = {**base, "sparsity": sparse, "m": m}
+        if "k_dim" in names:
+            fields["k_dim"] = k
+        try:
+            out.append(cls(**fields).encode())
+        except ValueError:
+            assert m in (64, 384), (kind, m)  # M >> 7 kinds have no 64, M >> 4 no 384
+    out.append(0xFFFFFFFF)
+    return out
+
+
+def python_rule(params: dict[str, str], word: int) -> str:
+    kind = params["kind"]
+    try:
+        fields = ptx._decode("instr_desc", kind, word)
+    except ValueError:
+        return "invalid"
+    problems = INS.descriptor_problems(params, "idesc", fields)
+    return problems[0].rsplit("[", 1)[1].rstrip("]") if problems else "ok"
+
+
+def cases() -> list[tuple[dict[str, str], int]]:
+    doms = [INS.qualifier(n).domain for n in NAMES]
+    out = []
+    for values in itertools.product(*doms):
+        params = dict(zip(NAMES, values, strict=True))
+        out += [(params, w) for w in words(params["kind"])]
+    return out
+
+
+def cpp_arg(name: str, value: str) -> str:
+    q = INS.qualifier(name)
+    if q.flag:
+        return "true" if value == TRUE else "false"
+    return f"ptxgen::ptx::{enum_name(INS, q)}::{member_ident(q, value)}"
+
+
+def program(all_cases: list[tuple[dict[str, str], int]]) -> str:
+    lines = ['#include <cstdio>', '#include <cstring>',
+             '#include "ptxgen/ptx/descriptor_rules.hpp"',
+             'static const char* id(const char* m) {',
+             '  if (!m) return "ok";',
+             '  if (std::strstr(m, "not a valid")) return "invalid";',
+             '  return std::strrchr(m, \'[\') + 1;', '}',
+             'int main() {']
+    for params, w in all_cases:
+        targs = ", ".join(cpp_arg(n, params[n]) for n in NAMES)
+        lines.append(f'  std::puts(id(ptxgen::ptx::tcgen05_mma_idesc_problem<{targs}>({w:#x}u)));')
+    lines += ["  return 0;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def expected(all_cases: list[tuple[dict[str, str], int]]) -> list[str]:
+    return [python_rule(p, w) for p, w in all_cases]
+
+
+def cpp_ids(out: str) -> list[str]:
+    return [line.rstrip("]") for line in out.splitlines()]
+
+
+def test_cpp_and_python_agree_host(tmp_path: Path) -> None:
+    if not harness.has("g++"):
+        harness.unavailable("g++")
+    all_cases = cases()
+    want = expected(all_cases)
+    assert {"ok", "invalid", "ashift-m", "sp-sparse-idesc", "dense-idesc",
+            "scale-vec-k"} <= set(want), set(want)
+    src = tmp_path / "rules.cpp"
+    src.write_text(program(all_cases))
+    exe = tmp_path / "rules"
+    harness.run(["g++", *GXX_FLAGS, str(src), "-o", str(exe)])
+    got = cpp_ids(subprocess.run([str(exe)], capture_output=True, text=True,
+                                 check=True).stdout)
+    assert got == want
+
+
+def test_cpp_checks_are_constexpr_on_the_device(tmp_path: Path) -> None:
+    """In a kernel built for sm_100a, a static_assert on an idesc built with the
+    generated constexpr encoder (and a refusal of a wrong one)."""
+    nvcc = harness.tool("nvcc")
+    body = r"""
+#include "ptxgen/ptx/descriptor_rules.hpp"
+#include "ptxgen/instr_desc.hpp"
+using namespace ptxgen::ptx;
+constexpr auto desc = ptxgen::InstrDescF16{}.with_dtype(ptxgen::InstrDescF16::Dtype::F32)
+    .with_m(M_VALUE).with_n(64);
+static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::f16, false,
+              tcgen05_mma_scale_vectorsize::none, true>(desc.encode()) == nullptr,
+              "ashift with this M");
+__global__ void k(unsigned* out) { out[0] = desc.encode(); }
+"""
+    src = tmp_path / "k.cu"
+    src.write_text(body)
+    for m, ok in ((128, True), (256, True), (64, False)):
+        proc = harness.run([nvcc, *NVCC_FLAGS, harness.gencode("sm_100a"), f"-DM_VALUE={m}",
+                            "-ptx", str(src), "-o", str(tmp_path / "k.ptx")], ok=ok)
+        if not ok:
+            assert proc.returncode != 0
+            assert re.search(r"static assertion failed with \"ashift with this M\"",
+                             proc.stdout + proc.stderr), proc.stdout + proc.stderr

@@ -1,0 +1,134 @@
+"""Rules on descriptor operand values that ptxas cannot check (the operand is a run-time
+register): spec/instructions/tcgen05_mma.yaml ``descriptor_rules`` on ``idesc``, checked by
+``ptxgen.isa.ptx.descriptor_problems`` with the generated (CUTLASS-checked) decoders, and
+the validation of the links between instruction operands and spec/descriptors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_validate import edit, errors, line_of
+
+from ptxgen.isa import DESCRIPTORS, ptx
+from ptxgen.isa.instr_desc import InstrDescF16, InstrDescMxf4nvf4
+from ptxgen.isa.ptx import PtxFormError, descriptor_problems
+
+TC = "instructions/tcgen05_mma.yaml"
+ASHIFT = "tcgen05.mma.cta_group::1.kind::f16.ashift"
+
+
+def f16_word(**fields: int) -> int:
+    base = {"dtype": int(InstrDescF16.Dtype.F32), "n": 64, "m": 128}
+    return InstrDescF16(**{**base, **fields}).encode()
+
+
+def ids(problems: list[str]) -> list[str]:
+    return [p.rsplit("[", 1)[1].rstrip("]") for p in problems]
+
+
+def test_ashift_needs_m_128_or_256() -> None:
+    """Seed 002: "Qualifier .ashift is only allowed with M = 128 or M = 256"; every M the
+    f16 descriptor can encode is tried."""
+    field = next(f for f in InstrDescF16.FIELDS if f.name == "m")
+    ms = [m for m in range(0, 512, 16) if _encodes(m)]
+    assert {64, 128, 256} <= set(ms), ms
+    for m in ms:
+        got = ids(descriptor_problems(ASHIFT, idesc=f16_word(m=m)))
+        assert got == ([] if m in (128, 256) else ["ashift-m"]), (m, got, field)
+    # without .ashift any M is fine
+    assert descriptor_problems("tcgen05.mma.cta_group::1.kind::f16", idesc=f16_word(m=64)) == []
+
+
+def _encodes(m: int) -> bool:
+    try:
+        f16_word(m=m)
+    except ValueError:
+        return False
+    return True
+
+
+def test_message_names_the_field_and_the_allowed_values() -> None:
+    (msg,) = descriptor_problems(ASHIFT, idesc=f16_word(m=64))
+    assert msg == (".ashift is only allowed with M = 128 or M = 256 "
+                   "(idesc: m = 64; allowed: 128, 256) [ashift-m]")
+
+
+@pytest.mark.parametrize("kind", ["f16", "tf32", "f8f6f4", "i8"])
+def test_sparsity_follows_the_opcode(kind: str) -> None:
+    cls = DESCRIPTORS["instr_desc"][kind]
+    # the first allowed value of every enum field, M = 128, N = 64
+    fields = {f.name: min(f.names.values()) for f in cls.FIELDS if f.names}
+    fields.update(n=64, m=128)
+    dense = cls(**{**fields, "sparsity": int(cls.Sparsity.DENSE)}).encode()
+    sparse = cls(**{**fields, "sparsity": int(cls.Sparsity.SPARSE)}).encode()
+    sp_op = f"tcgen05.mma.sp.cta_group::1.kind::{kind}"
+    op = f"tcgen05.mma.cta_group::1.kind::{kind}"
+    assert ids(descriptor_problems(sp_op, idesc=dense)) == ["sp-sparse-idesc"]
+    assert descriptor_problems(sp_op, idesc=sparse) == []
+    assert ids(descriptor_problems(op, idesc=sparse)) == ["dense-idesc"]
+    assert descriptor_problems(op, idesc=dense) == []
+
+
+def test_scale_vec_spellings_need_k_64_or_128() -> None:
+    """Seed 002: .block16 / .block32 alias .scale_vec::4X / ::2X only for K = 64 or 128;
+    Table 44's k_dim = 1 is K = 96."""
+    def word(k_dim: int, scale_type: str) -> int:
+        return InstrDescMxf4nvf4(
+            atype=1, btype=1, n=64, m=128, k_dim=k_dim, scale_b_id=0, scale_a_id=0,
+            scale_type=int(InstrDescMxf4nvf4.ScaleType[scale_type.upper()])).encode()
+
+    base = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale"
+    for spelling, stype in (("scale_vec::4X", "ue4m3"), ("scale_vec::2X", "ue8m0")):
+        assert descriptor_problems(f"{base}.{spelling}", idesc=word(0, stype)) == []
+        assert ids(descriptor_problems(f"{base}.{spelling}", idesc=word(1, stype))) == [
+            "scale-vec-k"]
+    for spelling, stype in (("block16", "ue4m3"), ("block32", "ue8m0")):
+        assert descriptor_problems(f"{base}.{spelling}", idesc=word(1, stype)) == []
+
+
+def test_a_word_the_descriptor_refuses_is_reported() -> None:
+    (msg,) = descriptor_problems("tcgen05.mma.cta_group::1.kind::f16", idesc=0x40)
+    assert msg.startswith("idesc: ") and "reserved" in msg and "bit 6" in msg, msg
+
+
+def test_invalid_questions_raise() -> None:
+    with pytest.raises(PtxFormError, match="not a descriptor operand"):
+        descriptor_problems(ASHIFT, b_desc=0)
+    with pytest.raises(PtxFormError, match=re.escape("tcgen05.mma.cta_group::3")):
+        descriptor_problems("tcgen05.mma.cta_group::3.kind::f16", idesc=0)
+    assert "descriptor_problems" in ptx.__all__
+
+
+# -- validation of the links -------------------------------------------------------------
+
+def test_rule_field_must_exist(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "require: {m: [128, 256]}", "require: {mm: [128, 256]}")
+    line = line_of(spec_copy, TC, "require: {mm: [128, 256]}")
+    errs = errors(spec_copy)
+    assert any(e.endswith(f"{TC}:{line}:19: instr_desc (kind f16) has no field 'mm'")
+               for e in errs), errs
+
+
+def test_rule_value_must_be_a_value_of_the_field(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "require: {sparsity: [sparse]}", "require: {sparsity: [sprse]}")
+    line = line_of(spec_copy, TC, "require: {sparsity: [sprse]}")
+    errs = errors(spec_copy)
+    assert any(e.endswith(f"{TC}:{line}:29: instr_desc (kind f16): 'sprse' is not a value of "
+                          "sparsity (dense, sparse)") for e in errs), errs
+
+
+def test_descriptor_must_exist(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "descriptor: {name: instr_desc, kind: kind}",
+         "descriptor: {name: instr_dsc, kind: kind}")
+    errs = errors(spec_copy)
+    assert any("no descriptor 'instr_dsc' in the spec" in e for e in errs), errs
+
+
+def test_rule_operand_must_be_a_descriptor(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "        operand: idesc\n        when: {ashift: true}",
+         "        operand: b_desc\n        when: {ashift: true}")
+    errs = errors(spec_copy)
+    assert any("'b_desc' is not a descriptor operand (one with `descriptor`: idesc)" in e
+               for e in errs), errs

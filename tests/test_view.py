@@ -1,0 +1,322 @@
+"""PTX ISA version views (`--ptx-isa X.Y`): the spec as of one version.
+
+What a view must hold is derived here from the whole spec's model (which forms are
+supported at the version, which targets exist then) and from the descriptor files'
+`since`, never from the view's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SPEC, run_cli
+from ptxgen.instructions import FALSE, Form, vkey
+from ptxgen.load import load_spec_dir
+from ptxgen.model import Spec, build_model
+from ptxgen.pipeline import load_documents, load_model
+from ptxgen.support import answer
+from ptxgen.view import ViewError, supported_at, view_documents
+
+VERSIONS = ("7.0", "7.8", "8.0", "8.4", "8.6", "8.7", "8.8", "9.0")
+
+
+@cache
+def docs() -> list:  # type: ignore[type-arg]
+    return load_documents(SPEC)
+
+
+@cache
+def whole() -> Spec:
+    return build_model(docs())
+
+
+@cache
+def view(version: str) -> Spec:
+    iset = whole().instructions
+    return build_model(view_documents(docs(), version, iset))
+
+
+def ident(f: Form) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return f.opcode, tuple(sorted((n, v) for n, v in f.variant if v != FALSE))
+
+
+# -- instructions and targets ---------------------------------------------------------------
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_view_has_exactly_the_forms_supported_at_its_version(version: str) -> None:
+    full = whole().instructions
+    iset = view(version).instructions
+    assert full is not None and iset is not None
+    want = {i.id: {ident(f) for f in i.forms if supported_at(f.support, full.targets, version)}
+            for i in full.instructions}
+    got = {i.id: {ident(f) for f in i.forms} for i in iset.instructions}
+    assert got == {k: v for k, v in want.items() if v}
+    x = vkey(version)
+    for ins in iset.instructions:
+        for f in ins.forms[:: max(1, len(ins.forms) // 40)]:
+            m = f.support.matrix(iset.targets)
+            assert m and all(vkey(v) <= x for v in m.values()), f.key
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_view_has_the_targets_and_versions_of_its_version(version: str) -> None:
+    full = whole().instructions
+    iset = view(version).instructions
+    assert full is not None and iset is not None
+    assert iset.targets.versions == tuple(v for v in full.targets.versions
+                                          if vkey(v) <= vkey(version))
+    assert set(iset.targets.names) == {t.name for t in full.targets.targets
+                                       if t.exists_at(version)}
+    assert all(t.until is None for t in iset.targets.targets)  # one name per target
+
+
+def test_sm_101_and_sm_110_are_one_architecture_under_two_names() -> None:
+    for t in ("sm_101", "sm_101a", "sm_101f"):
+        assert t in view("8.8").instructions.targets.names  # type: ignore[union-attr]
+        assert t not in view("9.0").instructions.targets.names  # type: ignore[union-attr]
+    for t in ("sm_110", "sm_110a", "sm_110f"):
+        assert t not in view("8.8").instructions.targets.names  # type: ignore[union-attr]
+        assert t in view("9.0").instructions.targets.names  # type: ignore[union-attr]
+    assert "sm_101f" not in view("8.7").instructions.targets.names  # type: ignore[union-attr]
+
+
+def test_qualifier_values_of_later_versions_are_absent() -> None:
+    def values(version: str, ins: str, q: str) -> tuple[str, ...]:
+        iset = view(version).instructions
+        assert iset is not None
+        return iset.get(ins).qualifier(q).values
+
+    assert "mxf4nvf4" not in values("8.6", "tcgen05_mma", "kind")
+    assert "mxf4nvf4" in values("8.7", "tcgen05_mma", "kind")
+    for v in ("block16", "block32"):
+        assert v not in values("8.7", "tcgen05_mma", "scale_vectorsize")
+        assert v in values("8.8", "tcgen05_mma", "scale_vectorsize")
+    ids = {i.id for i in view("7.8").instructions.instructions}  # type: ignore[union-attr]
+    assert "tcgen05_mma" not in ids and "wgmma_mma_async" not in ids
+
+
+def test_the_view_answers_as_support_does() -> None:
+    """A form is in the view exactly when `ptxgen support --ptx-isa` lists a target."""
+    full = whole().instructions
+    assert full is not None
+    for version in ("8.6", "8.7", "8.8"):
+        iset = view(version).instructions
+        assert iset is not None
+        in_view = {f.opcode for i in iset.instructions for f in i.forms}
+        for ins in full.instructions:
+            for f in ins.forms[:: max(1, len(ins.forms) // 25)]:
+                _, text = answer(full, f.opcode, None, version)
+                listed = int(re.search(r"on (\d+) target", text).group(1))  # type: ignore[union-attr]
+                assert (listed > 0) == (f.opcode in in_view), (version, f.opcode)
+
+
+# -- descriptors -------------------------------------------------------------------------------
+
+def since(name: str) -> tuple[str, dict[str, str]]:
+    text = (SPEC / "descriptors" / f"{name}.yaml").read_text()
+    block = text[text.index("\nsince:"):]
+    version = re.search(r'^  version: "([\d.]+)"', block, re.M)
+    kinds = dict(re.findall(r'- kind: (\w+)\n      version: "([\d.]+)"', block))
+    assert version is not None
+    return version.group(1), kinds
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_descriptors_and_kinds_of_later_versions_are_absent(version: str) -> None:
+    x = vkey(version)
+    spec = view(version)
+    got = {d.name: tuple(k for k in d.kinds) for d in spec.descriptors}
+    for d in whole().descriptors:
+        first, kinds = since(d.name)
+        if vkey(first) > x:
+            assert d.name not in got
+            continue
+        want = tuple(k for k in d.kinds if vkey(kinds.get(k, first)) <= x)
+        assert got[d.name] == want
+        assert {lay.kind for lay in spec.descriptor(d.name).layouts} == set(want or (None,))
+
+
+def test_descriptor_since_matches_the_instructions(spec_copy: Path) -> None:
+    path = spec_copy / "descriptors" / "instr_desc.yaml"
+    text = path.read_text()
+    text = text.replace('      version: "8.7"\n      when: {kind: mxf4nvf4}',
+                        '      version: "8.8"\n      when: {kind: mxf4nvf4}')
+    path.write_text(text)
+    res = run_cli("validate", "--spec", str(spec_copy))
+    assert res.code == 2
+    line = next(i + 1 for i, t in enumerate(text.splitlines()) if t.strip() == 'version: "8.8"')
+    assert re.search(rf"instr_desc\.yaml:{line}:\d+: the forms of tcgen05\.mma idesc with "
+                     r"kind = mxf4nvf4 exist from PTX ISA 8\.7, not 8\.8", res.err), res.err
+
+
+def test_every_descriptor_of_the_spec_says_since() -> None:
+    """Without `since` a descriptor would exist at every version (as in revisions of the
+    spec from before it); the spec itself gives every descriptor its version."""
+    for d in whole().descriptors:
+        doc = next(x for x in docs() if x.rel == d.spec_file)
+        assert doc.data["since"]["consumers"], d.name
+
+
+def test_since_must_name_real_consumers(spec_copy: Path) -> None:
+    path = spec_copy / "descriptors" / "wgmma_desc.yaml"
+    text = path.read_text().replace("operand: b_desc}", "operand: c_desc}")
+    path.write_text(text)
+    res = run_cli("validate", "--spec", str(spec_copy))
+    assert res.code == 2
+    line = next(i + 1 for i, t in enumerate(text.splitlines()) if "c_desc" in t)
+    assert re.search(rf"wgmma_desc\.yaml:{line}:\d+: wgmma_mma_async has no operand 'c_desc'",
+                     res.err), res.err
+
+
+# -- positions ---------------------------------------------------------------------------------
+
+def test_view_elements_keep_their_lines() -> None:
+    full = {d.rel: d for d in docs()}
+    vdocs = {d.rel: d for d in view_documents(docs(), "8.6", whole().instructions)}
+    rel = "spec/instructions/tcgen05_mma.yaml"
+    vd, fd = vdocs[rel], full[rel]
+    ins = vd.data["instructions"][0]
+    gate_ids = [g["id"] for g in ins["gates"]]
+    assert "kind-mxf4nvf4" not in gate_ids and "block-n" not in gate_ids
+    for j, gid in enumerate(gate_ids):
+        k = [g["id"] for g in fd.data["instructions"][0]["gates"]].index(gid)
+        assert vd.source.locate(("instructions", 0, "gates", j)) == \
+            fd.source.locate(("instructions", 0, "gates", k))
+    rel = "spec/targets.yaml"
+    names = [t["name"] for t in vdocs[rel].data["targets"]]
+    j = names.index("sm_120") if "sm_120" in names else names.index("sm_101a")
+    k = [t["name"] for t in full[rel].data["targets"]].index(names[j])
+    assert vdocs[rel].source.locate(("targets", j)) == full[rel].source.locate(("targets", k))
+
+
+# -- the command line --------------------------------------------------------------------------
+
+def test_generate_and_check_a_view(tmp_path: Path) -> None:
+    out = tmp_path / "v87"
+    res = run_cli("generate", "--ptx-isa", "8.7", "--out", str(out))
+    assert res.code == 0, res.err
+    assert res.out.strip().endswith(f"to {out} (PTX ISA 8.7 view)")
+    manifest = json.loads((out / "MANIFEST.json").read_text())
+    assert manifest["ptx_isa"] == "8.7"
+    assert run_cli("check", "--ptx-isa", "8.7", "--out", str(out)).code == 0
+    assert run_cli("check", "--ptx-isa", "8.7", "--out", str(out), "--full").code == 0
+    other = run_cli("check", "--ptx-isa", "8.6", "--out", str(out))
+    assert other.code == 1 and "PTX ISA 8.6 view" in other.err
+    assert run_cli("check", "--out", str(out)).code == 1  # not the whole spec
+    # the view's C++ enums have the values of 8.7 only (.block16 / .block32 are 8.8)
+    text = (out / "include" / "ptxgen" / "ptx" / "tcgen05_mma.hpp").read_text()
+    enum = re.search(r"enum class tcgen05_mma_scale_vectorsize : int \{(.*?)\}", text, re.S)
+    assert enum is not None
+    assert [m.strip() for m in enum.group(1).split(",") if m.strip()] == [
+        "none", "scale_vec_1X", "scale_vec_2X", "scale_vec_4X"]
+    assert "generated/MANIFEST.json" not in res.out
+
+
+def test_generated_view_module_answers_at_its_version(tmp_path: Path) -> None:
+    out = tmp_path / "v86"
+    assert run_cli("generate", "--ptx-isa", "8.6", "--out", str(out)).code == 0
+    pkg = tmp_path / "pkg" / "ptxgen_view"
+    shutil.copytree(out / "python", pkg)
+    code = ("import ptxgen_view.ptx as p; i = p.instruction_set(); "
+            "print(i.targets.versions[-1], 'sm_110a' in i.targets.names, "
+            "len(i.get('tcgen05_mma').forms))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "pkg",
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    tcgen05 = view("8.6").instructions.get("tcgen05_mma")  # type: ignore[union-attr]
+    assert res.stdout.split() == ["8.6", "False", str(len(tcgen05.forms))]
+
+
+def test_the_whole_spec_is_no_view() -> None:
+    """Without --ptx-isa nothing is filtered and the manifest records no version."""
+    assert load_model(SPEC) == whole()
+    from ptxgen import manifest
+
+    data = json.loads(manifest.build({"a": b"x"}, "digest"))
+    assert "ptx_isa" not in data
+    assert json.loads(manifest.build({"a": b"x"}, "digest", "8.7"))["ptx_isa"] == "8.7"
+    assert manifest.input_digest(SPEC) != manifest.input_digest(SPEC, "8.7")
+
+
+def test_unknown_version_is_an_error(tmp_path: Path) -> None:
+    for cmd in (("generate", "--out", str(tmp_path / "x")), ("check",), ("validate",)):
+        res = run_cli(*cmd, "--ptx-isa", "8.9")
+        assert res.code == 2 and res.out == "", cmd
+        assert res.err == ("ptxgen: error: --ptx-isa: '8.9' is not a PTX ISA version of the "
+                           "spec; allowed: " + ", ".join(whole().instructions.targets.versions)
+                           + "\n")  # type: ignore[union-attr]
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(ViewError):
+        view_documents(docs(), "10.0")
+
+
+def test_validate_a_view() -> None:
+    res = run_cli("validate", "--ptx-isa", "8.0")
+    assert res.code == 0, res.err
+    spec = view("8.0")
+    iset = spec.instructions
+    assert iset is not None
+    forms = sum(len(i.forms) for i in iset.instructions)
+    assert f"the PTX ISA 8.0 view has {len(spec.descriptors)} descriptors" in res.out
+    assert f"{len(iset.instructions)} instructions with {forms} forms" in res.out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("encode", "instr_desc", "--kind", "mxf4nvf4", "--ptx-isa", "8.6"),
+     "instr_desc --kind mxf4nvf4 does not exist at PTX ISA 8.6 (it appears in 8.7)"),
+    (("decode", "instr_desc", "--kind", "mxf4nvf4", "0x0", "--ptx-isa", "8.6"),
+     "instr_desc --kind mxf4nvf4 does not exist at PTX ISA 8.6 (it appears in 8.7)"),
+    (("encode", "smem_desc", "--ptx-isa", "8.5"),
+     "smem_desc does not exist at PTX ISA 8.5 (it appears in 8.6)"),
+    (("zero-column-mask", "0x0", "--m", "128", "--n", "32", "--ptx-isa", "8.5"),
+     "zero_column_mask_desc does not exist at PTX ISA 8.5 (it appears in 8.6)"),
+    (("encode", "wgmma_desc", "--ptx-isa", "7.8"),
+     "wgmma_desc does not exist at PTX ISA 7.8 (it appears in 8.0)"),
+    (("encode", "wgmma_desc", "--ptx-isa", "8.9"),
+     "--ptx-isa: '8.9' is not a PTX ISA version of the spec; allowed: 7.0,"),
+    (("encode", "wgmma_desc", "--ptx-isa", "8.0", "--spec", "no/such"),
+     "--spec: no/such is not a folder"),
+])
+def test_descriptor_commands_refuse_what_does_not_exist_yet(args: tuple[str, ...],
+                                                            message: str) -> None:
+    res = run_cli(*args)
+    assert res.code == 2 and res.out == "", res.out
+    assert res.err.startswith(f"ptxgen: error: {message}"), res.err
+
+
+def test_descriptor_commands_at_a_version_answer_as_without() -> None:
+    word = ["instr_desc", "--kind", "mxf4nvf4", "atype=e2m1", "btype=e2m1", "n=128",
+            "m=128"]
+    plain = run_cli("encode", *word)
+    assert plain.code == 0, plain.err
+    at = run_cli("encode", *word, "--ptx-isa", "8.7")
+    assert (at.code, at.out) == (0, plain.out)
+    res = run_cli("decode", "smem_desc", "0x4000404000010040", "--json", "--ptx-isa", "9.0")
+    assert res.code == 0 and json.loads(res.out)["swizzle"] == "128b"
+
+
+def test_the_fast_path_reads_no_spec() -> None:
+    code = ("import sys; from ptxgen.cli import main; "
+            "rc = main(['encode', 'smem_desc', 'start_address=0x400']); "
+            "print(rc, 'yaml' in sys.modules, 'ptxgen.view' in sys.modules, "
+            "'argparse' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[-4:] == ["0", "False", "False", "False"]
+
+
+def test_load_spec_dir_is_untouched_by_views() -> None:
+    """A view is made from copies: the loaded documents stay as they were."""
+    before = [d.data for d in load_spec_dir(SPEC)]
+    view_documents(docs(), "7.0", whole().instructions)
+    assert [d.data for d in docs()] == before
+    assert ROOT.is_dir()
