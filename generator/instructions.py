@@ -146,7 +146,33 @@ class Targets:
         return first if t.exists_at(first) else None
 
 
+# The stages of one run (validation, the version checks, the model) build the same
+# instructions from the same loaded data; each is built once, so that its forms and
+# support matrices (cached on the object) are computed once. Keyed by the identity of
+# the input objects, which the memo keeps alive (so an id cannot be reused); bounded.
+_MEMO_SIZE = 256
+_memo: dict[tuple[Any, ...], tuple[tuple[object, ...], Any]] = {}
+
+
+def _memoized(key_objects: tuple[object, ...], extra: tuple[Any, ...],
+              build: Callable[[], Any]) -> Any:
+    key = (*map(id, key_objects), *extra)
+    hit = _memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], key_objects, strict=True)):
+        return hit[1]
+    value = build()
+    if len(_memo) >= _MEMO_SIZE:
+        del _memo[next(iter(_memo))]
+    _memo[key] = (key_objects, value)
+    return value
+
+
 def build_targets(data: Mapping[str, Any]) -> Targets:
+    result: Targets = _memoized((data,), ("targets",), lambda: _build_targets(data))
+    return result
+
+
+def _build_targets(data: Mapping[str, Any]) -> Targets:
     versions = tuple(data["ptx_isa_versions"])
     fam_of: dict[int, str] = {}
     families: dict[str, tuple[int, ...]] = {}
@@ -781,6 +807,14 @@ class Instruction:
 
 
 def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str = "") -> Instruction:
+    """The instruction model of one instruction entry of a spec file."""
+    result: Instruction = _memoized((raw, targets), ("instruction", spec_file),
+                                    lambda: _build_instruction(raw, targets, spec_file))
+    return result
+
+
+def _build_instruction(raw: Mapping[str, Any], targets: Targets,
+                       spec_file: str = "") -> Instruction:
     def prov(r: Mapping[str, Any]) -> Provenance:
         """An element's provenance; without one it is the instruction's (its seed section)."""
         return Provenance.build(r.get("provenance", raw.get("provenance")))
