@@ -242,21 +242,13 @@ def _decode_word(cls: Any, word: int) -> Any:
                          f"allowed: {exc.allowed}") from None
 
 
-def cli_values(desc: Any) -> dict[str, int | str]:
-    """``{field: value}`` with the spellings ``encode`` accepts."""
-    out: dict[str, int | str] = {}
-    for spec in desc.FIELDS:
-        value = int(getattr(desc, spec.name))
-        names = [n for n, v in spec.names.items() if v == value]
-        out[spec.name] = names[0] if names else value
-    return out
-
-
 def _decode(args: Any) -> int:
     cls = _descriptor_class(args.descriptor, args.kind)
     _available(args, cls.DESCRIPTOR, cls.KIND)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
-    values = cli_values(desc)
+    from ptxgen.isa._runtime import spelled_fields
+
+    values = spelled_fields(desc)
     if args.json:
         import json
 

@@ -79,6 +79,20 @@ def tparam(name: str) -> str:
     return escape.ident(camel(name))
 
 
+def template_param(ins: Instruction, q: Qualifier, required: bool = False) -> str:
+    """The C++ template parameter of a qualifier (``bool Sp = false``); an optional
+    qualifier defaults to its absence unless ``required``."""
+    if q.flag:
+        t, default = "bool", "false"
+    elif q.numeric:
+        t, default = "int", None
+    else:
+        t = enum_name(ins, q)
+        default = f"{t}::none"
+    decl = f"{t} {tparam(q.name)}"
+    return decl + (f" = {default}" if q.optional and default and not required else "")
+
+
 def is_enum(q: Qualifier) -> bool:
     return not q.flag and not q.numeric
 
@@ -340,18 +354,7 @@ class _Wrapper:
         self.ops_macros = ops_macros
 
     def template_params(self) -> list[str]:
-        out = []
-        for q in sorted(self.free, key=lambda q: q.optional):
-            if q.flag:
-                t, default = "bool", "false"
-            elif q.numeric:
-                t, default = "int", None
-            else:
-                t = enum_name(self.ins, q)
-                default = f"{t}::none" if q.optional else None
-            out.append(f"{t} {tparam(q.name)}" + (f" = {default}" if q.optional and default
-                                                  else ""))
-        return out
+        return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
 
     def overloads(self) -> list[dict[str, Any]]:
         groups: dict[tuple[Any, ...], list[Form]] = {}

@@ -14,17 +14,11 @@ from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
-from ptxgen.emit.ptx import NS, _Cond, cpp_bool, enum_name, is_enum, tparam
-from ptxgen.instructions import Instruction, Qualifier
+from ptxgen.emit.ptx import NS, _Cond, cpp_bool, template_param, tparam
+from ptxgen.instructions import Instruction
 from ptxgen.model import Descriptor, Field, Spec
 
 OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
-
-
-def _qualifier_type(ins: Instruction, q: Qualifier) -> str:
-    if q.flag:
-        return "bool"
-    return "int" if q.numeric else enum_name(ins, q)
 
 
 def _field_test(f: Field, values: tuple[str, ...]) -> str:
@@ -45,15 +39,8 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
     quals = [q for q in ins.qualifiers if q.name in named]
     quals.sort(key=lambda q: q.name != kind_of)  # the kind first, required
-    params, names = [], {}
-    for q in quals:
-        names[q.name] = tparam(q.name)
-        default = ""
-        if q.name != kind_of and q.flag:
-            default = " = false"
-        elif q.name != kind_of and q.absent is not None and is_enum(q):
-            default = f" = {enum_name(ins, q)}::none"
-        params.append(f"{_qualifier_type(ins, q)} {names[q.name]}{default}")
+    names = {q.name: tparam(q.name) for q in quals}
+    params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
     kinds: list[str | None] = (list(ins.qualifier(kind_of).domain) if kind_of else [None])
     branches = []
     for kind in kinds:

@@ -20,6 +20,11 @@ inline int finish_launch() {
   return static_cast<int>(e);
 }
 
+// The low `bits` bits set (all 64 for bits >= 64).
+__host__ __device__ constexpr std::uint64_t mask_bits(int bits) {
+  return bits >= 64 ? ~0ull : ((1ull << bits) - 1ull);
+}
+
 // Bit casts between register types and raw bits.
 template <class R>
 __device__ __forceinline__ R from_bits(std::uint64_t bits) {

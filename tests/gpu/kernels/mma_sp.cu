@@ -22,13 +22,10 @@
 
 using namespace ptxgen::ptx;
 using gpu_test::from_bits;
+using gpu_test::mask_bits;
 using gpu_test::to_bits;
 
 namespace {
-
-__host__ __device__ constexpr std::uint64_t mask_bits(int bits) {
-  return bits >= 64 ? ~0ull : ((1ull << bits) - 1ull);
-}
 
 // Standard layouts, N = 8, g = lane / 4, tig = lane % 4, E elements per register:
 //   compressed A reg r, element j: row = g + 8 * (r % (M/8)), col = (r / (M/8)) * 4E + tig * E + j

@@ -14,13 +14,10 @@
 
 using namespace ptxgen::ptx;
 using gpu_test::from_bits;
+using gpu_test::mask_bits;
 using gpu_test::to_bits;
 
 namespace {
-
-__host__ __device__ constexpr std::uint64_t mask_bits(int bits) {
-  return bits >= 64 ? ~0ull : ((1ull << bits) - 1ull);
-}
 
 // Standard layouts (every shape but m8n8k4 with .f16), N = 8:
 //   A reg r, element j:  row = g + 8 * (r % (M/8)),  k = (r / (M/8)) * 4E + tig * E + j
