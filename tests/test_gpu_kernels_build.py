@@ -1,13 +1,15 @@
-"""The GPU test kernels (tests/gpu/kernels) and the wgmma GEMM example are compiled by
-nvcc for sm_90a in CI too, where no GPU runs them: a change to the generated wrappers
-that breaks their callers (a parameter type, a template parameter) fails here, not
-first on the borrowed H100."""
+"""The GPU test kernels (tests/gpu/kernels) and the GEMM examples are compiled by nvcc for
+sm_90a in CI too, where no GPU runs them: a change to the generated wrappers that breaks
+their callers (a parameter type, a template parameter) fails here, not first on the
+borrowed H100."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cpp import harness
@@ -25,14 +27,49 @@ def test_gpu_test_library_compiles(name: str, tmp_path: Path,
     assert lib.is_file() and lib.stat().st_size > 0
 
 
-def test_gemm_example_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    harness.tool("nvcc")
-    monkeypatch.setenv("PTXGEN_GPU_BUILD", str(tmp_path))
-    spec = importlib.util.spec_from_file_location(
-        "wgmma_gemm_bench", ROOT / "examples" / "wgmma_gemm" / "bench.py")
+def _bench(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "wgmma_gemm_bench", module)
+    monkeypatch.setitem(sys.modules, name, module)
     spec.loader.exec_module(module)
-    lib, _ = module.build()
+    return module
+
+
+@pytest.mark.parametrize("example", ["wgmma_gemm", "sparse_gemm"])
+def test_gemm_example_compiles(example: str, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    harness.tool("nvcc")
+    monkeypatch.setenv("PTXGEN_GPU_BUILD", str(tmp_path))
+    module = _bench(f"{example}_bench", ROOT / "examples" / example / "bench.py", monkeypatch)
+    lib, log = module.build()
     assert Path(lib).is_file()
+    assert not re.search(r"\b[1-9]\d* bytes (spill|stack)", log), log  # no local memory
+
+
+def test_sparse_gemm_hand_written_ptx_is_in_the_shim_only() -> None:
+    """examples/sparse_gemm writes no asm itself: the hand-written PTX (TMA, mbarrier,
+    setmaxnreg) lives in examples/common/async_shim.cuh, one function per instruction, and
+    the sparse wgmma, its fence / commit / wait and the descriptors come from ptxgen."""
+    src = (ROOT / "examples" / "sparse_gemm" / "gemm_sp.cu").read_text()
+    code = re.sub(r"//[^\n]*", "", src)
+    assert not re.search(r"\basm\b", code)
+    for name in ("wgmma_mma_async_sp<", "wgmma_fence()", "wgmma_commit_group()",
+                 "wgmma_wait_group(", "ptxgen::WgmmaDesc"):
+        assert name in code, name
+    shim = re.sub(r"//[^\n]*", "", (ROOT / "examples" / "common" / "async_shim.cuh").read_text())
+    functions = re.findall(r"__device__ __forceinline__ [\w:]+ (\w+)\(", shim)
+    asms = re.findall(r"\basm volatile\(", shim)
+    assert "wgmma" not in shim
+    assert len(asms) == len(functions) - 1  # smem_u32 is plain CUDA
+
+
+def test_sparse_wgmma_forms_are_the_ptx_isas() -> None:
+    """The sparse wgmma forms that tests/gpu/test_wgmma_sp.py runs (read from the generated
+    header) are the PTX ISA's 528, each with A from a descriptor and from registers."""
+    from gpu import forms
+
+    got = forms.wgmma_sp_forms()
+    assert len(got) == 1056
+    for src in ("desc", "regs"):
+        assert {c.form for c in got if c.a_src == src} == forms.SM90_WGMMA_SP_EXPECTED

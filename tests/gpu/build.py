@@ -31,7 +31,10 @@ KERNELS = HERE / "kernels"
 ROOT = HERE.parents[1]
 INCLUDE = ROOT / "generated" / "include"
 ARCH = "-gencode=arch=compute_90a,code=sm_90a"
-LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma")
+#: The sparse wgmma cases are split over forms.WGMMA_SP_PARTS libraries wgmma_sp0, ...,
+#: each built from kernels/wgmma_sp.cu with its own part of the cases.
+WGMMA_SP_LIBS = tuple(f"wgmma_sp{p}" for p in range(forms.WGMMA_SP_PARTS))
+LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS)
 FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
          "-Xptxas", "-warn-spills"]
 
@@ -56,7 +59,14 @@ def _generated_inputs(name: str) -> dict[str, str]:
         return {"mma_sp_forms.inc": forms.mma_sp_inc()}
     if name == "wgmma":
         return {"wgmma_cases.inc": forms.wgmma_inc()}
+    if name in WGMMA_SP_LIBS:
+        return {"wgmma_sp_cases.inc": forms.wgmma_sp_inc(WGMMA_SP_LIBS.index(name))}
     return {}
+
+
+def source(name: str) -> Path:
+    """The kernel file a library is built from."""
+    return KERNELS / ("wgmma_sp.cu" if name in WGMMA_SP_LIBS else f"{name}.cu")
 
 
 def _digest(name: str, extra: dict[str, str]) -> str:
@@ -78,7 +88,8 @@ def build_dir() -> Path:
 
 
 def build(name: str, *, verbose: bool = False) -> Path:
-    """Compile kernels/<name>.cu (cached); return the shared library's path."""
+    """Compile kernels/<name>.cu (wgmma_sp.cu for wgmma_sp<part>; cached); return the
+    shared library's path."""
     extra = _generated_inputs(name)
     out_dir = build_dir() / f"{name}-{_digest(name, extra)}"
     lib = out_dir / f"lib{name}.so"
@@ -89,7 +100,7 @@ def build(name: str, *, verbose: bool = False) -> Path:
         (out_dir / fname).write_text(text)
     tmp = out_dir / f"lib{name}.so.tmp{os.getpid()}"
     cmd = [nvcc(), *FLAGS, f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
-           str(KERNELS / f"{name}.cu"), "-o", str(tmp)]
+           str(source(name)), "-o", str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     (out_dir / "build.log").write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
     if proc.returncode != 0:
@@ -100,8 +111,9 @@ def build(name: str, *, verbose: bool = False) -> Path:
     return lib
 
 
-def build_all(names: tuple[str, ...] = LIBS, verbose: bool = False) -> dict[str, Path]:
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+def build_all(names: tuple[str, ...] = LIBS, verbose: bool = False,
+              jobs: int | None = None) -> dict[str, Path]:
+    with ThreadPoolExecutor(max_workers=jobs or len(names)) as pool:
         futures = {n: pool.submit(build, n, verbose=verbose) for n in names}
         return {n: f.result() for n, f in futures.items()}
 

@@ -125,15 +125,17 @@ def rtol_for(atype: str, dtype: str) -> float:
 
 
 def compare(d: np.ndarray, ref: np.ndarray, scale: np.ndarray, atype: str,
-            dtype: str) -> str | None:
-    """None when D matches, else a description of the first mismatches."""
+            dtype: str, rtol: float | None = None) -> str | None:
+    """None when D matches, else a description of the first mismatches (floats: rtol
+    overrides rtol_for(atype, dtype))."""
     if dtype == "s32":
         bad = np.argwhere(d != ref)
         if bad.size == 0:
             return None
         return f"{len(bad)} of {d.size} wrong; first at {[tuple(x) for x in bad[:5]]}: " + \
                ", ".join(f"{d[tuple(x)]} != {ref[tuple(x)]}" for x in bad[:5])
-    tol = rtol_for(atype, dtype) * scale + OUT_ROUND[dtype] * np.abs(ref)
+    tol = (rtol_for(atype, dtype) if rtol is None else rtol) * scale + \
+        OUT_ROUND[dtype] * np.abs(ref)
     err = np.abs(d - ref)
     bad = np.argwhere(~(err <= tol))
     if bad.size == 0:

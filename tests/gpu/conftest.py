@@ -105,6 +105,30 @@ def wgmma_lib(torch: Any) -> ctypes.CDLL:
     return lib
 
 
+@pytest.fixture(scope="session")
+def wgmma_sp_libs(torch: Any) -> dict[int, ctypes.CDLL]:
+    """The libraries of the sparse wgmma cases, by part (loaded on first use)."""
+    from gpu import build
+
+    class Libs(dict[int, ctypes.CDLL]):
+        def __missing__(self, part: int) -> ctypes.CDLL:
+            lib = _load(build.WGMMA_SP_LIBS[part])
+            lib.wgmma_sp_count.restype = ctypes.c_int
+            lib.wgmma_sp_index.restype = ctypes.c_int
+            lib.wgmma_sp_index.argtypes = [ctypes.c_int]
+            lib.wgmma_sp_name.restype = ctypes.c_char_p
+            lib.wgmma_sp_name.argtypes = [ctypes.c_int]
+            lib.wgmma_sp_selectors.restype = ctypes.c_int
+            lib.wgmma_sp_selectors.argtypes = [ctypes.c_int]
+            lib.wgmma_sp_run.restype = ctypes.c_int
+            lib.wgmma_sp_run.argtypes = ([ctypes.c_int] * 2 + [ctypes.c_void_p] * 7
+                                         + [ctypes.c_int] * 3)
+            self[part] = lib
+            return lib
+
+    return Libs()
+
+
 def pytest_report_header() -> str:
     from gpu.runtime import SEED
 

@@ -376,3 +376,141 @@ def mma_sp_inc() -> str:
             f"{nc}, {na}, {nb}, {f.m}, {f.k // 2}, {f.k}, {BITS[f.atype]}, {BITS[f.btype]}, "
             f"{BITS[f.ctype]}, {BITS[f.dtype]}, {f.selectors}, \"{f.name}\")")
     return "\n".join(lines) + "\n"
+
+
+# -- wgmma.mma_async.sp -----------------------------------------------------------------
+
+#: K of one sparse wgmma instruction by input type (the dense K doubled: 64 bytes of B).
+WGMMA_SP_K = {"f16": 32, "bf16": 32, "tf32": 16, "e4m3": 64, "e5m2": 64, "u8": 64, "s8": 64}
+
+#: The wrapper structs of generated/include/ptxgen/ptx/wgmma.hpp holding the sparse forms:
+#: (struct, A source); forms0/1: .f16 / .bf16, 2/3: .tf32 and FP8, 4/5: .u8 / .s8.
+WGMMA_SP_STRUCTS = [(f"wgmma_mma_async_sp_forms{i}", "regs" if i % 2 else "desc")
+                    for i in range(6)]
+
+#: Instructions per GPU test (2: across 128-byte swizzle rows and 64-byte atoms of B).
+WGMMA_SP_KSTEPS = 2
+
+#: Kernel libraries the sparse cases are split into (built in parallel).
+WGMMA_SP_PARTS = 8
+
+
+@dataclass(frozen=True)
+class WgmmaSpCase:
+    n: int
+    dtype: str
+    atype: str
+    btype: str
+    a_src: str            # desc (A in shared memory) or regs (A in registers)
+    satfinite: bool = False
+    scale_a: int = 1
+    scale_b: int = 1
+    trans_b: int = 0      # 1: B is N-major (f16 / bf16)
+
+    @property
+    def family(self) -> int:
+        if self.atype in ("f16", "bf16"):
+            return 0
+        return 1 if self.atype in ("tf32", "e4m3", "e5m2") else 2
+
+    @property
+    def k(self) -> int:
+        return WGMMA_SP_K[self.atype]
+
+    @property
+    def selectors(self) -> int:
+        """sp-sel values: 0..1 for .f16 / .bf16 / .tf32 (threads T0,T1 or T2,T3 of each group
+        of four hold the metadata), 0 for the 8-bit types (all four threads)."""
+        return 2 if self.atype in ("f16", "bf16", "tf32") else 1
+
+    @property
+    def form(self) -> str:
+        """The PTX instruction."""
+        return (f"wgmma.mma_async.sp.sync.aligned.m64n{self.n}k{self.k}"
+                f"{'.satfinite' if self.satfinite else ''}.{self.dtype}.{self.atype}.{self.btype}")
+
+    @property
+    def name(self) -> str:
+        s = f"m64n{self.n}k{self.k}.{'satfinite.' if self.satfinite else ''}{self.dtype}"
+        s += f".{self.atype}.{self.btype}.{self.a_src}"
+        if self.scale_a != 1 or self.scale_b != 1:
+            s += f".scale{self.scale_a:+d}{self.scale_b:+d}"
+        if self.trans_b:
+            s += ".transb"
+        return s
+
+
+def parse_wgmma_sp(name: str, a_src: str) -> WgmmaSpCase:
+    toks = name.removeprefix("wgmma.mma_async.sp.sync.aligned.").split(".")
+    shape, *rest = toks
+    sat = rest[0] == "satfinite"
+    if sat:
+        rest = rest[1:]
+    dtype, atype, btype = rest
+    n = int(re.fullmatch(r"m64n(\d+)k\d+", shape).group(1))  # type: ignore[union-attr]
+    case = WgmmaSpCase(n, dtype, atype, btype, a_src, sat)
+    assert case.form == name, (case.form, name)
+    return case
+
+
+@cache
+def wgmma_sp_forms() -> list[WgmmaSpCase]:
+    """Every wgmma.mma_async.sp form of the header that runs on sm_90a, A from a descriptor
+    and A from registers (1,056)."""
+    out = []
+    for struct, src in WGMMA_SP_STRUCTS:
+        for name, ok in _gated_forms("wgmma.hpp", struct):
+            if ok:
+                out.append(parse_wgmma_sp(name, src))
+    return out
+
+
+def _expected_sm90_wgmma_sp() -> set[str]:
+    """Sparse wgmma forms by the PTX ISA (9.7.15.6.3, "Syntax"), independent of the spec."""
+    p = "wgmma.mma_async.sp.sync.aligned."
+    all_n = range(8, 257, 8)
+    int_n = [8, 16, 24] + list(range(32, 257, 16))
+    out: set[str] = set()
+    for n in all_n:
+        out |= {f"{p}m64n{n}k32.f16.f16.f16", f"{p}m64n{n}k32.f32.f16.f16",
+                f"{p}m64n{n}k32.f32.bf16.bf16", f"{p}m64n{n}k16.f32.tf32.tf32"}
+        out |= {f"{p}m64n{n}k64.{d}.{a}.{b}" for d in ("f16", "f32")
+                for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2")}
+    for n in int_n:
+        out |= {f"{p}m64n{n}k64{sat}.s32.{a}.{b}" for sat in ("", ".satfinite")
+                for a in ("u8", "s8") for b in ("u8", "s8")}
+    return out
+
+
+SM90_WGMMA_SP_EXPECTED = frozenset(_expected_sm90_wgmma_sp())
+
+
+@cache
+def wgmma_sp_cases() -> list[WgmmaSpCase]:
+    """The forms, then the negating immediates and N-major B on a few of them."""
+    out = list(wgmma_sp_forms())
+    for src in ("desc", "regs"):
+        out.append(WgmmaSpCase(64, "f32", "bf16", "bf16", src, scale_a=-1))
+        out.append(WgmmaSpCase(64, "f32", "e4m3", "e5m2", src, scale_b=-1))
+        out.append(WgmmaSpCase(32, "f32", "tf32", "tf32", src, scale_a=-1, scale_b=-1))
+        for n in (64, 256):
+            out.append(WgmmaSpCase(n, "f32", "bf16", "bf16", src, trans_b=1))
+            out.append(WgmmaSpCase(n, "f16", "f16", "f16", src, trans_b=1))
+    return out
+
+
+def wgmma_sp_part(index: int) -> int:
+    """The library (0 .. WGMMA_SP_PARTS - 1) that holds case ``index``."""
+    return index % WGMMA_SP_PARTS
+
+
+def wgmma_sp_inc(part: int) -> str:
+    lines = []
+    for i, c in enumerate(wgmma_sp_cases()):
+        if wgmma_sp_part(i) != part:
+            continue
+        lines.append(f"PTXGEN_WGMMA_SP_CASE({i}, {c.n}, {c.dtype}, {c.atype}, {c.btype}, "
+                     f"{'true' if c.satfinite else 'false'}, {c.family}, "
+                     f"{'true' if c.a_src == 'regs' else 'false'}, {c.selectors}, {c.scale_a}, "
+                     f"{c.scale_b}, {c.trans_b}, \"{c.name}\")")
+    return "\n".join(lines) + "\n"

@@ -1,8 +1,9 @@
 """Write docs/gpu-results.md from one run of scripts/run_gpu.sh: the GPU, driver, nvcc and
-PyTorch versions, each GPU test's outcome (from pytest's JUnit XML) and the GEMM benchmark
-(examples/wgmma_gemm/bench.py --json).
+PyTorch versions, each GPU test's outcome (from pytest's JUnit XML) and the GEMM benchmarks
+(examples/wgmma_gemm/bench.py --json, examples/sparse_gemm/bench.py --json).
 
-    python3 tests/gpu/report.py --out docs/gpu-results.md --gemm gemm.json junit_*.xml
+    python3 tests/gpu/report.py --out docs/gpu-results.md --gemm gemm.json \
+        --gemm-sp gemm_sp.json junit_*.xml
 """
 
 from __future__ import annotations
@@ -61,10 +62,73 @@ def read_junit(paths: list[Path]) -> list[dict[str, str]]:
     return tests
 
 
-def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: str) -> str:
+def render_sparse(gemm: dict | None) -> list[str]:
+    out = ["", "## 2:4-sparse bf16 GEMM (examples/sparse_gemm)", ""]
+    if gemm is None:
+        return out + ["The benchmark produced no result (see the run's log)."]
+    semi = gemm.get("semi_structured", {})
+    size = gemm["size"]
+    out += ["TFLOP/s count the dense FLOPs (2 M N K) for every contender.", "",
+            "| | TFLOP/s | median ms | ratio to cuBLAS dense | rel. error vs float64 |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            f"| ours (ptxgen wgmma.mma_async.sp, A compressed + metadata; "
+            f"{gemm.get('reported', 'default')}) | "
+            f"**{gemm['tflops_ours']:.1f}** | {gemm['ms_ours']:.3f} | **{gemm['ratio']:.3f}** | "
+            f"{gemm['rel_err_ours']:.2e} |"]
+    for name, cfg in gemm.get("configs", {}).items():
+        if name == gemm.get("reported"):
+            continue
+        if "ms" in cfg:
+            out.append(f"| ours, {name} | {cfg['tflops']:.1f} | {cfg['ms']:.3f} | "
+                       f"{cfg['ratio']:.3f} | {cfg['rel_err']:.2e} |")
+        else:
+            out.append(f"| ours, {name} | not timed: incorrect or failed "
+                       f"({cfg.get('error') or cfg.get('elements_off')}) | | | |")
+    out.append(f"| torch.matmul on the decompressed A (cuBLAS, dense) | "
+               f"**{gemm['tflops_torch']:.1f}** | {gemm['ms_torch']:.3f} | 1.000 | "
+               f"{gemm['rel_err_cublas']:.2e} |")
+    if semi.get("available"):
+        out.append(f"| torch semi-structured sparse (to_sparse_semi_structured, "
+                   f"{'cuSPARSELt' if semi.get('cusparselt') else 'CUTLASS'}) | "
+                   f"{semi['tflops']:.1f} | {semi['ms']:.3f} | {semi['ratio_vs_cublas']:.3f} | "
+                   f"{semi['rel_err']:.2e} |")
+    out += ["", f"**Ratio ours / dense cuBLAS at {'x'.join(str(x) for x in size)}: "
+            f"{gemm['ratio']:.3f}** (target 1.3; the faster of the kernel configurations that "
+            f"were correct in this run, all timed in the same interleaved rounds). "
+            f"Correct: **{gemm['correct']}** (every "
+            f"element written; relative difference from cuBLAS on the decompressed A over all of "
+            f"C: {gemm['rel_diff_ours_vs_cublas']:.2e}, "
+            f"{100 * gemm['identical_to_cublas']:.1f}% of the elements bit-identical)."]
+    if semi.get("available"):
+        out += ["", f"Ours / torch semi-structured: {semi['ours_vs_semi']:.3f}."]
+    else:
+        out += ["", f"torch semi-structured sparse matmul: not timed "
+                f"({semi.get('error', '?')})."]
+    t = gemm["timing"]
+    spread = "; ".join(f"{k} {v[0]:.3f}-{v[1]:.3f} ms" for k, v in t["spread_ms"].items())
+    out += ["", f"Kernel: {gemm['config']['instruction']}, {gemm['config']['tile']} tiles, "
+            f"clusters of {gemm['config'].get('cluster', 1)} CTA(s), "
+            f"{gemm['config']['stages']} stages, {gemm['config']['consumers']} consumer "
+            f"warpgroups and a producer, persistent, tile groups of "
+            f"{gemm['config']['group_m']} row blocks. Timing: median of {t['rounds']} x "
+            f"{t['iters']} calls each, interleaved, after {t['warmup']} warm-up calls (CUDA "
+            f"events); spread {spread}."]
+    if gemm.get("variants"):
+        out += ["", "Variants timed in the same run (after the main timing, not interleaved):",
+                "", "| stages | group_m | cluster | ms | TFLOP/s |",
+                "| ---: | ---: | ---: | ---: | ---: |"]
+        out += [f"| {v['stages']} | {v['group_m']} | {v.get('cluster', 1)} | {v['ms']:.3f} | "
+                f"{v['tflops']:.1f} |" for v in gemm["variants"]]
+    if gemm.get("ptxas"):
+        out += ["", "ptxas: " + "; ".join(sorted(set(gemm["ptxas"])))]
+    return out + ["", "What limits it: see examples/sparse_gemm/README.md."]
+
+
+def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: str,
+           gemm_sp: dict | None = None) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = ["# GPU results", "",
-           f"Produced by `{command}` on {now} (issue 8). Random operands: "
+           f"Produced by `{command}` on {now} (issues 8, 17). Random operands: "
            f"`PTXGEN_GPU_SEED={seed}`. Do not edit by hand: rerun the script (see the end).", ""]
     out += ["## Environment", "", "| | |", "| --- | --- |"]
     out += [f"| {k} | {v.replace('|', '/')} |" for k, v in environment()]
@@ -84,6 +148,14 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
     out.append(f"| **all** | **{total['passed']}** | **{total['FAILED']}** | "
                f"**{total['ERROR']}** | "
                f"**{total['skipped']}** |")
+    sp_forms = [t for t in tests if t["module"] == "test_wgmma_sp"
+                and t["name"].startswith("test_wgmma_sp[")
+                and ".scale" not in t["name"] and ".transb" not in t["name"]]
+    if sp_forms:
+        ok = sum(t["outcome"] == "passed" for t in sp_forms)
+        out += ["", f"wgmma.mma_async.sp: **{ok} of {len(sp_forms)}** sm_90a forms (A from a "
+                f"descriptor and from registers) pass with every sparsity-selector value, "
+                f"against the dense product of the expanded A (tests/gpu/test_wgmma_sp.py)."]
     bad = [t for t in tests if t["outcome"] in ("FAILED", "ERROR")]
     if bad:
         out += ["", "Failures:", ""]
@@ -122,6 +194,7 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
         if gemm.get("ptxas"):
             out += ["", "ptxas: " + "; ".join(sorted(set(gemm["ptxas"])))]
         out += ["", "What limits it: see examples/wgmma_gemm/README.md."]
+    out += render_sparse(gemm_sp)
 
     out += ["", "## Blackwell (tcgen05)", "",
             "No Blackwell GPU is available, so tcgen05.mma is not run here: for tcgen05 the ptxas "
@@ -135,9 +208,10 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
     out += ["", "</details>", "", "## Rerun", "",
             "Through the device tool (an H100 or H200), from the repository root:", "",
             "```", "bash scripts/run_gpu.sh \"$OUT\"", "```", "",
-            "It builds the kernels (tests/gpu/build.py), runs `python3 -m pytest -m gpu "
-            "tests/gpu/test_<module>.py` for each module, runs "
-            "`python3 examples/wgmma_gemm/bench.py --variants`, and writes this file to "
+            "It builds the kernels (tests/gpu/build.py) and both GEMMs, runs `python3 -m pytest "
+            "-m gpu tests/gpu/test_<module>.py` for each module, runs "
+            "`python3 examples/wgmma_gemm/bench.py --variants` and "
+            "`python3 examples/sparse_gemm/bench.py --variants`, and writes this file to "
             "docs/gpu-results.md and to `$OUT`. Without a GPU (CI) the tests in tests/gpu are "
             "skipped."]
     return "\n".join(out) + "\n"
@@ -147,14 +221,18 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("junit", nargs="*", type=Path)
     ap.add_argument("--gemm", type=Path)
+    ap.add_argument("--gemm-sp", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", default="")
     ap.add_argument("--command", default="bash scripts/run_gpu.sh")
     args = ap.parse_args()
     tests = read_junit([p for p in args.junit if p.exists()])
     gemm = json.loads(args.gemm.read_text()) if args.gemm and args.gemm.exists() else None
-    args.out.write_text(render(tests, gemm, args.seed, args.command))
-    print(f"wrote {args.out}: {len(tests)} tests, gemm={'yes' if gemm else 'no'}")
+    gemm_sp = (json.loads(args.gemm_sp.read_text())
+               if args.gemm_sp and args.gemm_sp.exists() else None)
+    args.out.write_text(render(tests, gemm, args.seed, args.command, gemm_sp))
+    print(f"wrote {args.out}: {len(tests)} tests, gemm={'yes' if gemm else 'no'}, "
+          f"gemm_sp={'yes' if gemm_sp else 'no'}")
     return 0
 
 
