@@ -141,7 +141,7 @@ class _Refused(Exception):
         self.message = message
 
 
-def _compose(loader: yaml.SafeLoader) -> yaml.Node | None:
+def _compose(loader: Any) -> Any:
     """The document's node graph, composed from the parser's events without recursion,
     with the limits above enforced as it goes (see the module docstring)."""
     loader.get_event()  # StreamStart
@@ -179,6 +179,7 @@ def _compose(loader: yaml.SafeLoader) -> yaml.Node | None:
         anchors[event.anchor] = node
 
     get_event, resolve = loader.get_event, loader.resolve
+    node: Any
     scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
     seq_start, map_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
     seq_end, map_end = yaml.SequenceEndEvent, yaml.MappingEndEvent
@@ -217,7 +218,7 @@ def _compose(loader: yaml.SafeLoader) -> yaml.Node | None:
                                                  f"files are limited to {MAX_ALIASES}")
             add(node, sizes[id(node)], event.start_mark, f"alias *{event.anchor}")
         elif cls is seq_start or cls is map_start:
-            kind: type[yaml.Node] = yaml.SequenceNode if cls is seq_start else yaml.MappingNode
+            kind: Any = yaml.SequenceNode if cls is seq_start else yaml.MappingNode
             if len(stack) >= MAX_DEPTH:
                 raise _Refused(event.start_mark, f"nesting deeper than {MAX_DEPTH} levels; "
                                                  f"spec files are limited to {MAX_DEPTH}")

@@ -65,7 +65,7 @@ _CPP_STRUCT = "c++", "a member of the generated descriptor structs"
 
 RESERVED: dict[str, dict[str, tuple[str, str]]] = {
     "field": {
-        **{n: _PY_CLASS for n in ("encode", "decode", "replace", "hex", "masks")},
+        **{n: _PY_CLASS for n in ("replace", "hex")},
         "self": ("python", "the first parameter of every descriptor constructor"),
         **{n: _PY_SCOPE for n in ("int", "str", "bool", "object", "tuple")},
         **{n: _CPP_STRUCT for n in """
@@ -73,6 +73,8 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
             field_name validate encode encode_unchecked encode_checked decode decode_unchecked
             decode_checked check_word check_word_ masks masks_checked masks_ check names d v w
             """.split()},
+        **{n: ("python, c++", "a member of the generated descriptor classes and structs")
+           for n in ("encode", "decode", "masks")},
         **{n: ("c++", "a member of Field, the field ids of the descriptor structs")
            for n in ("none", "reserved", "fixed", "pattern_start")},
         "n_zero": ("c++", "a compile-error reason of the zero-column mask"),

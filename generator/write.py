@@ -140,15 +140,20 @@ def _held_signals() -> Iterator[None]:
         mask(signal.SIG_SETMASK, old)
 
 
-def _make_parents(parent: Path) -> list[Path]:
-    """Create ``parent`` and its missing ancestors; the ones created, deepest first."""
+def _make_parents(parent: Path, created: list[Path]) -> None:
+    """Create ``parent`` and its missing ancestors, recording each in ``created`` (deepest
+    first) as soon as it exists."""
     missing = []
     p = parent
     while not p.exists():
         missing.append(p)
         p = p.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    return missing
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:  # made meanwhile by someone else: not ours to remove
+            continue
+        created.insert(0, folder)
 
 
 def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path] = (),
@@ -157,11 +162,13 @@ def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path
     check_output(out_dir, protect=protect, cwd=cwd)
     out_dir = out_dir.resolve()
     parent = out_dir.parent
-    created = _make_parents(parent)
+    created: list[Path] = []
     tmp: Path | None = None
     done = False
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
+        with _held_signals():  # no interrupt between creating a folder and knowing it
+            _make_parents(parent, created)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
         for rel, data in files.items():
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
