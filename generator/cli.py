@@ -1,8 +1,23 @@
 """Command-line interface: a thin layer over the pipeline and the generated classes.
 
-Exit codes: 0 success; 1 ``check`` found differences; 2 invalid input (a spec
-that does not validate, a field value the tables do not allow, bad usage).
-Errors go to stderr, one line each; results go to stdout.
+Exit codes: 0 success; 1 ``check`` found differences, ``diff`` a breaking change,
+``support`` a valid form not supported there; 2 an error: invalid input (a spec that
+does not validate, a field value the tables do not allow, bad usage), an output
+folder that may not be replaced, a file that cannot be read or written - nothing
+was written; 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM, SIGHUP).
+Errors go to stderr, one line each (a spec's problems one line per problem);
+results go to stdout. With ``--json`` (``diff``: ``--format json``) an error is also
+printed on stdout as ``{"ok": false, "exit_code": N, "error": {"message": ...,
+"diagnostics": [...]}}``.
+
+Names and values are matched exactly as the spec spells them (lower case; PTX
+spellings such as ``.scale_vec::2X`` as the PTX ISA writes them); anything else is
+refused with the closest spelling ("did you mean").
+
+Commands that read the spec find the project the way git finds a repository: the
+nearest folder, from the current one upwards, that has a ``spec/`` folder; the
+defaults ``--spec`` and ``--out`` are that project's ``spec/`` and ``generated/``
+(``generated/`` next to the spec folder when ``--spec`` is given).
 
 The encode/decode/zero-column-mask paths import only the generated classes
 (``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path. Only with
@@ -20,16 +35,19 @@ if TYPE_CHECKING:
     import argparse
 
 EXIT_OK, EXIT_DIFF, EXIT_INVALID = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
+class _Terminated(BaseException):
+    """Raised by the SIGTERM/SIGHUP handler so that clean-ups run (exit 143)."""
+
+
 def _build_parser() -> argparse.ArgumentParser:
     import argparse
-    from pathlib import Path
-
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
             raise UsageError(message)
@@ -42,13 +60,13 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def spec_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--spec", type=Path, default=Path("spec"), metavar="DIR",
-                        help="spec folder (default: spec/)")
+        sp.add_argument("--spec", default=None, metavar="DIR",
+                        help="spec folder (default: the project's spec/)")
 
     def out_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--out", type=Path, default=None, metavar="DIR",
-                        help="output folder (default: generated/; with --ptx-isa X.Y: "
-                             "generated-X.Y/)")
+        sp.add_argument("--out", default=None, metavar="DIR",
+                        help="output folder (default: generated/ next to the spec folder; "
+                             "with --ptx-isa X.Y: generated-X.Y/)")
 
     def view_arg(sp: argparse.ArgumentParser, what: str) -> None:
         sp.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
@@ -79,6 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
     e.add_argument("descriptor", metavar="DESCRIPTOR")
     e.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
     e.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
+    json_arg(e, "the word and its fields")
     view_arg(e, "refuse a descriptor or kind that does not exist")
     spec_arg(e)
     d = sub.add_parser("decode", help="decode a descriptor word")
@@ -103,9 +122,9 @@ def _build_parser() -> argparse.ArgumentParser:
                                                "REV:PATH); with --ptx-isa a PTX ISA version")
     df.add_argument("new", metavar="NEW", help="spec folder or git revision (REV or "
                                                "REV:PATH); with --ptx-isa a PTX ISA version")
-    df.add_argument("--spec", type=Path, default=Path("spec"), metavar="DIR",
+    df.add_argument("--spec", default=None, metavar="DIR",
                     help="the spec folder whose path a git revision is read from, or whose "
-                         "versions --ptx-isa compares (default: spec/)")
+                         "versions --ptx-isa compares (default: the project's spec/)")
     df.add_argument("--ptx-isa", dest="ptx_isa", action="store_true",
                     help="OLD and NEW are PTX ISA versions: compare two views of one spec")
     df.add_argument("--format", choices=("text", "markdown", "json"), default="text",
@@ -126,12 +145,18 @@ def _build_parser() -> argparse.ArgumentParser:
 
 # -- descriptors ---------------------------------------------------------------
 
+def _mean(word: str, choices: Any) -> str:
+    from ptxgen.names import did_you_mean  # only on the error path
+
+    return did_you_mean(word, [str(c) for c in choices])
+
+
 def _descriptor_class(name: str, kind: str | None) -> Any:
     from ptxgen.isa import DESCRIPTORS
 
     if name not in DESCRIPTORS:
-        raise UsageError(f"DESCRIPTOR: unknown descriptor {name!r}; allowed: "
-                         + ", ".join(DESCRIPTORS))
+        raise UsageError(f"DESCRIPTOR: unknown descriptor {name!r}{_mean(name, DESCRIPTORS)}; "
+                         "allowed: " + ", ".join(DESCRIPTORS))
     kinds = DESCRIPTORS[name]
     if None in kinds:
         if kind is not None:
@@ -141,8 +166,8 @@ def _descriptor_class(name: str, kind: str | None) -> Any:
         raise UsageError(f"--kind: {name} needs --kind; allowed: "
                          + ", ".join(str(k) for k in kinds))
     if kind not in kinds:
-        raise UsageError(f"--kind: unknown kind {kind!r} for {name}; allowed: "
-                         + ", ".join(str(k) for k in kinds))
+        raise UsageError(f"--kind: unknown kind {kind!r} for {name}{_mean(kind, kinds)}; "
+                         "allowed: " + ", ".join(str(k) for k in kinds))
     return kinds[kind]
 
 
@@ -161,15 +186,17 @@ def _parse_int(text: str) -> int:
 def _parse_word(text: str, bits: int) -> int:
     t = text.lower()
     digits = t[2:] if t.startswith("0x") else t
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
-        if not digits or digits.startswith(("-", "+")):
+        if not digits or digits.strip("0123456789abcdef"):
             raise ValueError
-        word = int(digits, 16)
+        too_long = len(digits.lstrip("0")) > bits // 4  # refused before it is parsed
+        word = 1 << bits if too_long else int(digits, 16)
     except ValueError:
-        raise UsageError(f"HEX: {text!r} is not a hexadecimal number; allowed: "
+        raise UsageError(f"HEX: {shown!r} is not a hexadecimal number; allowed: "
                          f"0x followed by up to {bits // 4} hex digits") from None
     if word >= 1 << bits:
-        raise UsageError(f"HEX: {text} does not fit; allowed: an unsigned {bits}-bit word "
+        raise UsageError(f"HEX: {shown} does not fit; allowed: an unsigned {bits}-bit word "
                          f"(up to {bits // 4} hex digits)")
     return word
 
@@ -180,12 +207,10 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
     version = getattr(args, "ptx_isa", None)
     if version is None:
         return
-    from pathlib import Path
-
     from ptxgen.view import ViewError, check_descriptor_at
 
     try:
-        check_descriptor_at(Path(args.spec), version, descriptor, kind)
+        check_descriptor_at(_spec_dir(args), version, descriptor, kind)
     except ViewError as exc:
         raise UsageError(str(exc)) from None
 
@@ -200,24 +225,34 @@ def _encode(args: Any) -> int:
         if not sep:
             raise UsageError(f"{item!r}: expected FIELD=VALUE")
         if name not in specs:
-            raise UsageError(f"{_where(cls)}: unknown field {name!r}; fields: "
-                             + ", ".join(specs))
+            raise UsageError(f"{_where(cls)}: unknown field {name!r}{_mean(name, specs)}; "
+                             "fields: " + ", ".join(specs))
         if name in values:
             raise UsageError(f"{_where(cls)}: {name}: given twice")
         spec = specs[name]
-        if spec.names and text.lower() in spec.names:
-            values[name] = spec.names[text.lower()]
+        if spec.names and text in spec.names:
+            values[name] = spec.names[text]
             continue
         try:
             values[name] = _parse_int(text)
         except ValueError:
-            raise UsageError(f"{_where(cls)}: {name}: {text!r} is not allowed; allowed: "
-                             f"{spec.domain}") from None
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise UsageError(f"{_where(cls)}: {name}: {shown!r} is not allowed"
+                             f"{_mean(text, spec.names or ())}; allowed: {spec.domain}"
+                             ) from None
     given = set(values)
     for name in specs:
         values.setdefault(name, 0)
     desc = _construct(cls, values, given)
-    print(desc.hex())
+    if getattr(args, "json", False):
+        import json
+
+        from ptxgen.isa._runtime import spelled_fields
+
+        print(json.dumps({"descriptor": cls.DESCRIPTOR, "kind": cls.KIND, "hex": desc.hex(),
+                          "word": desc.encode(), "fields": spelled_fields(desc)}))
+    else:
+        print(desc.hex())
     return EXIT_OK
 
 
@@ -228,7 +263,9 @@ def _construct(cls: Any, values: dict[str, int], given: set[str]) -> Any:
         return cls(**values)
     except DescriptorError as exc:
         left_out = "" if exc.field in given else " (left out, so 0)"
-        raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value!r}{left_out} is not allowed; "
+        shown = repr(exc.value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise UsageError(f"{_where(cls)}: {exc.field}: {shown}{left_out} is not allowed; "
                          f"allowed: {exc.allowed}") from None
 
 
@@ -281,67 +318,127 @@ def _zero_column_mask(args: Any) -> int:
     return EXIT_OK
 
 
+# -- the project, --spec and --out ----------------------------------------------------
+
+def find_project(start: Any) -> Any:
+    """The nearest folder, from ``start`` upwards, that has a ``spec/`` folder (as git
+    finds ``.git``), or None."""
+    for folder in (start, *start.parents):
+        if (folder / "spec").is_dir():
+            return folder
+    return None
+
+
+def _path_arg(option: str, text: str) -> Any:
+    from pathlib import Path
+
+    if not text.strip():
+        raise UsageError(f"{option} is empty (an unset variable?); name a folder")
+    return Path(text)
+
+
+def _spec_dir(args: Any) -> Any:
+    """--spec as given, or the project's spec/ (UsageError when there is no project)."""
+    from pathlib import Path
+
+    if getattr(args, "spec", None) is not None:
+        return _path_arg("--spec", args.spec)
+    cwd = Path.cwd()
+    root = find_project(cwd)
+    if root is None:
+        raise UsageError(f"no ptxgen project here: neither {cwd} nor a folder above it has a "
+                         "spec/ folder; run ptxgen inside a project or give --spec DIR")
+    import os
+
+    return Path(os.path.relpath(root / "spec", cwd))
+
+
+def _out_dir(args: Any, spec: Any) -> Any:
+    """--out as given, or generated/ (generated-X.Y/) next to the spec folder."""
+    if getattr(args, "out", None) is not None:
+        return _path_arg("--out", args.out)
+    import os
+    from pathlib import Path
+
+    name = "generated" if args.ptx_isa is None else f"generated-{args.ptx_isa}"
+    return Path(os.path.relpath(os.path.join(os.path.abspath(spec), os.pardir, name)))
+
+
 # -- pipeline commands --------------------------------------------------------------
 
-def _spec_failure(exc: Any, as_json: bool) -> int:
-    if as_json:
-        import json
+def _error_json(message: str, code: int, diagnostics: Any = ()) -> str:
+    import json
 
-        print(json.dumps({"ok": False, "errors": [d.as_dict() for d in exc.diagnostics]},
-                         indent=2))
+    return json.dumps({"ok": False, "exit_code": code,
+                       "error": {"message": message,
+                                 "diagnostics": [d.as_dict() for d in diagnostics]}}, indent=2)
+
+
+def _spec_failure(exc: Any, as_json: bool) -> int:
+    summary = f"{len(exc.diagnostics)} error(s); nothing written"
+    if as_json:
+        print(_error_json(summary, EXIT_INVALID, exc.diagnostics))
     for d in exc.diagnostics:
         print(d, file=sys.stderr)
-    print(f"ptxgen: {len(exc.diagnostics)} error(s); nothing written", file=sys.stderr)
+    print(f"ptxgen: {summary}", file=sys.stderr)
     return EXIT_INVALID
 
 
 def _pipeline(args: Any) -> int:
     import json
-    from pathlib import Path
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
     from ptxgen.view import ViewError
+    from ptxgen.write import OutputRefused
 
     view = args.ptx_isa
-    if getattr(args, "out", None) is None:
-        args.out = Path("generated" if view is None else f"generated-{view}")
+    spec = _spec_dir(args)
     shown = f" (PTX ISA {view} view)" if view else ""
     try:
         if args.command == "validate":
-            docs = pipeline.load_documents(args.spec)
+            docs = pipeline.load_documents(spec)
             names = sorted(d.rel for d in docs)
-            spec = pipeline.model_of(docs, view)
+            model = pipeline.model_of(docs, view)
             if args.json:
                 print(json.dumps({"ok": True, "files": names}
-                                 | ({"ptx_isa": view, "view_files": list(spec.spec_files)}
+                                 | ({"ptx_isa": view, "view_files": list(model.spec_files)}
                                     if view else {}), indent=2))
             else:
-                print(f"{args.spec}: {len(names)} spec files valid" +
-                      (f"; the PTX ISA {view} view has {_summary(spec)}" if view else ""))
+                print(f"{spec.as_posix()}: {len(names)} spec files valid" +
+                      (f"; the PTX ISA {view} view has {_summary(model)}" if view else ""))
             return EXIT_OK
+        out = _out_dir(args, spec)
         if args.command == "generate":
-            files = pipeline.generate(args.spec, args.out, view)
+            try:
+                files = pipeline.generate(spec, out, view)
+            except OutputRefused as exc:
+                raise UsageError(f"--out {exc}; nothing written") from None
+            except OSError as exc:
+                raise UsageError(f"--out {out.as_posix()}: cannot write: "
+                                 f"{exc.strerror or exc}"
+                                 f"{f' ({exc.filename})' if exc.filename else ''}; nothing "
+                                 "written") from None
             if args.json:
-                print(json.dumps({"ok": True, "out": str(args.out), "files": list(files)}
+                print(json.dumps({"ok": True, "out": out.as_posix(), "files": list(files)}
                                  | ({"ptx_isa": view} if view else {}), indent=2))
             else:
-                print(f"wrote {len(files)} files to {args.out}{shown}")
+                print(f"wrote {len(files)} files to {out.as_posix()}{shown}")
             return EXIT_OK
-        diffs = pipeline.check(args.spec, args.out, full=args.full, ptx_isa=view)
+        diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view)
     except SpecError as exc:
         return _spec_failure(exc, args.json)
     except ViewError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps({"ok": not diffs, "differences": [
-            {"status": s, "path": (args.out / p).as_posix()} for s, p in diffs]}, indent=2))
+            {"status": s, "path": (out / p).as_posix()} for s, p in diffs]}, indent=2))
     else:
         for status, path in diffs:
-            print(f"{(args.out / path).as_posix()}: {status}")
+            print(f"{(out / path).as_posix()}: {status}")
         if diffs:
-            again = f" --ptx-isa {view} --out {args.out}" if view else ""
-            print(f"ptxgen: {args.out} is out of date{shown} ({len(diffs)} file(s)); run "
+            again = f" --ptx-isa {view} --out {out.as_posix()}" if view else ""
+            print(f"ptxgen: {out.as_posix()} is out of date{shown} ({len(diffs)} file(s)); run "
                   f"'ptxgen generate{again}'", file=sys.stderr)
     return EXIT_DIFF if diffs else EXIT_OK
 
@@ -359,7 +456,13 @@ def _diff(args: Any) -> int:
     from ptxgen.errors import SpecError
 
     try:
-        report = diff(args.old, args.new, spec=args.spec, generated=args.generated,
+        spec = _spec_dir(args)
+    except UsageError:  # no project: OLD and NEW may still be folders
+        from pathlib import Path
+
+        spec = Path("spec")
+    try:
+        report = diff(args.old, args.new, spec=spec, generated=args.generated,
                       ptx_isa=args.ptx_isa)
     except DiffError as exc:
         raise UsageError(str(exc)) from None
@@ -408,11 +511,10 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
     positional: list[str] = []
     takes_value = {"encode": {"--kind"}, "decode": {"--kind"},
                    "zero-column-mask": {"--m", "--n"}}[command]
-    has_json = command != "encode"
     i = 0
     while i < len(rest):
         arg = rest[i]
-        if arg == "--json" and has_json and "--json" not in flags:
+        if arg == "--json" and "--json" not in flags:
             flags.add(arg)
         elif arg in takes_value and arg not in opts and i + 1 < len(rest):
             opts[arg] = rest[i + 1]
@@ -427,7 +529,7 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
         if not positional:
             return None
         return _Args(command=command, descriptor=positional[0], kind=opts.get("--kind"),
-                     fields=positional[1:])
+                     fields=positional[1:], json=json_out)
     if command == "decode":
         if len(positional) != 2:
             return None
@@ -444,12 +546,39 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
     return _Args(command=command, word=positional[0], m=m, n=n, json=json_out)
 
 
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON (--json, or diff's --format json)."""
+    for i, arg in enumerate(argv):
+        if arg == "--json" or arg == "--format=json" or (
+                arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated(signum)
+
+
+def _fail(message: str, code: int, as_json: bool) -> int:
+    line = " ".join(message.split())
+    if as_json:
+        print(_error_json(line, code))
+    print(f"ptxgen: {'error: ' if code == EXIT_INVALID else ''}{line}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(argv)
     try:
         fast = _fast_parse(argv)
         if fast is not None:
             return _COMMANDS[fast.command](fast)
+        import signal
+
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _terminate)
         args, extra = _build_parser().parse_known_args(argv)
         if args.command == "encode":
             # FIELD=VALUE pairs may follow --kind; argparse hands them back as extras.
@@ -459,8 +588,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         return _COMMANDS[args.command](args)
     except UsageError as exc:
-        print(f"ptxgen: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(str(exc), EXIT_INVALID, as_json)
+    except KeyboardInterrupt:
+        return _fail("interrupted; nothing was left half-written", EXIT_INTERRUPTED, as_json)
+    except _Terminated:
+        return _fail("terminated; nothing was left half-written", EXIT_TERMINATED, as_json)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{where}", EXIT_INVALID, as_json)
 
 
 if __name__ == "__main__":  # pragma: no cover

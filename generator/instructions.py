@@ -977,7 +977,8 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
     cands = iset.for_opcode(opcode)
     if not cands:
         known = ", ".join(sorted(i.name for i in iset.instructions))
-        return Lookup(opcode, None, (), (f"unknown instruction; known: {known}",))
+        return Lookup(opcode, None, (), (f"unknown instruction{_closest_instruction(iset, opcode)}"
+                                         f"; known: {known}",))
     problems: list[str] = []
     for ins in cands:
         parses, _, _ = ins.parse_opcode(opcode)
@@ -991,6 +992,21 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
             return Lookup(opcode, ins, tuple(forms), ())
         problems.extend(explain(ins, opcode))
     return Lookup(opcode, cands[0], (), tuple(problems))
+
+
+def _closest_instruction(iset: InstructionSet, opcode: str) -> str:
+    """``" (did you mean 'OPCODE'?)"`` with the closest instruction name in place of the
+    start of ``opcode`` (any case, small typos), or ``""``."""
+    import difflib  # only on the error path
+
+    best, fixed = 0.0, ""
+    segments = opcode.split(".")
+    for ins in iset.instructions:
+        head = ".".join(segments[:ins.name.count(".") + 1])
+        ratio = difflib.SequenceMatcher(None, head.lower(), ins.name).ratio()
+        if ratio > best:
+            best, fixed = ratio, ins.name + opcode[len(head):]
+    return f" (did you mean {fixed!r}?)" if best >= 0.75 and fixed != opcode else ""
 
 
 def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, int],
@@ -1034,8 +1050,11 @@ def explain(ins: Instruction, opcode: str) -> list[str]:
         rest = opcode[pos:] or "(end)"
         exp = sorted(expected, key=_natural)
         shown = ", ".join(exp[:12]) + (", ..." if len(exp) > 12 else "")
-        return [f"{ins.name}: cannot read {rest!r} after {opcode[:pos]!r}; expected one of: "
-                f"{shown}"]
+        token = "." + rest[1:].split(".")[0] if rest.startswith(".") else rest
+        from ptxgen.names import did_you_mean
+
+        return [f"{ins.name}: cannot read {rest!r} after {opcode[:pos]!r}"
+                f"{did_you_mean(token, exp)}; expected one of: {shown}"]
     out: list[str] = []
     for qual in parses:
         # Report the operand variant that comes closest (fewest problems, fewest

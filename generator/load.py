@@ -6,6 +6,16 @@ node graph itself (still only with the safe constructors), refuses duplicate
 keys and merge keys, and records the line and column of every value and key
 under its path (a tuple of mapping keys and sequence indices), so that later
 stages can report ``file:line:col`` for any element of the data.
+
+Specs may come from anyone (``ptxgen diff`` reads any git revision), so the
+loader is hostile-input safe: it composes the document from the parser's events
+itself (iteratively; libyaml's own composer recurses and crashes on deep
+nesting) and refuses, at the offending position, nesting deeper than
+:data:`MAX_DEPTH`, more than :data:`MAX_ALIASES` aliases, recursive aliases and
+documents whose aliases expand to more than :data:`MAX_NODES` values (a "billion
+laughs" alias bomb is refused in microseconds, before anything is expanded), as
+well as files larger than :data:`MAX_FILE_BYTES` and text that is not UTF-8 (at
+its real line and column; a UTF-8 byte-order mark is accepted).
 """
 
 from __future__ import annotations
@@ -24,6 +34,14 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _Loader = yaml.SafeLoader
 
 Path_ = tuple[str | int, ...]
+
+#: Limits for one spec file (the largest file of spec/ has about 2,700 values, nesting
+#: 12 deep and 20 aliases; these leave room to grow without letting a file cost more
+#: than a fraction of a second or tens of megabytes).
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIASES = 1000
+MAX_NODES = 100_000
 
 
 @dataclass
@@ -116,18 +134,136 @@ class _Builder:
         return self.loader.construct_object(node, deep=True)
 
 
+class _Refused(Exception):
+    def __init__(self, mark: Any, message: str) -> None:
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+def _compose(loader: Any) -> Any:
+    """The document's node graph, composed from the parser's events without recursion,
+    with the limits above enforced as it goes (see the module docstring)."""
+    loader.get_event()  # StreamStart
+    if loader.check_event(yaml.StreamEndEvent):
+        return None
+    loader.get_event()  # DocumentStart
+    anchors: dict[str, yaml.Node] = {}
+    sizes: dict[int, int] = {}  # id(node) -> values it expands to
+    open_ids: set[int] = set()
+    stack: list[tuple[yaml.Node, list[yaml.Node], list[int]]] = []
+    root: yaml.Node | None = None
+    aliases = 0
+
+    def add(node: yaml.Node, size: int, mark: Any, why: str) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+            return
+        parent = stack[-1]
+        parent[1].append(node)
+        parent[2][0] += size
+        if parent[2][0] > MAX_NODES:
+            raise _Refused(mark, f"{why} makes the document expand to more than {MAX_NODES} "
+                                 f"values (a YAML alias bomb?); spec files are limited to "
+                                 f"{MAX_NODES}")
+
+    def anchor(event: Any, node: yaml.Node) -> None:
+        if event.anchor is None:
+            return
+        if event.anchor in anchors:
+            first = anchors[event.anchor].start_mark
+            raise _Refused(event.start_mark,
+                           f"duplicate anchor &{event.anchor} (first defined at line "
+                           f"{first.line + 1}, column {first.column + 1})")
+        anchors[event.anchor] = node
+
+    get_event, resolve = loader.get_event, loader.resolve
+    node: Any
+    scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+    seq_start, map_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
+    seq_end, map_end = yaml.SequenceEndEvent, yaml.MappingEndEvent
+    while True:
+        event = get_event()
+        cls = type(event)
+        if cls is scalar_event:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = resolve(yaml.ScalarNode, event.value, event.implicit)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark,
+                                   style=event.style)
+            if event.anchor is not None:
+                anchor(event, node)
+                sizes[id(node)] = 1
+            if stack:  # the common case, inline
+                top = stack[-1]
+                top[1].append(node)
+                top[2][0] += 1
+                if top[2][0] > MAX_NODES:
+                    add(node, 0, event.start_mark, "this value")
+            else:
+                root = node
+        elif cls is alias_event:
+            node = anchors.get(event.anchor)
+            if node is None:
+                raise _Refused(event.start_mark, f"alias *{event.anchor} names no anchor "
+                                                 f"defined before it")
+            if id(node) in open_ids:
+                raise _Refused(event.start_mark, f"alias *{event.anchor} refers to a "
+                                                 "collection that contains it (a recursive "
+                                                 "alias)")
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise _Refused(event.start_mark, f"more than {MAX_ALIASES} aliases; spec "
+                                                 f"files are limited to {MAX_ALIASES}")
+            add(node, sizes[id(node)], event.start_mark, f"alias *{event.anchor}")
+        elif cls is seq_start or cls is map_start:
+            kind: Any = yaml.SequenceNode if cls is seq_start else yaml.MappingNode
+            if len(stack) >= MAX_DEPTH:
+                raise _Refused(event.start_mark, f"nesting deeper than {MAX_DEPTH} levels; "
+                                                 f"spec files are limited to {MAX_DEPTH}")
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = resolve(kind, None, event.implicit)
+            node = kind(tag, [], event.start_mark, event.end_mark, flow_style=event.flow_style)
+            if event.anchor is not None:
+                anchor(event, node)
+                open_ids.add(id(node))
+            stack.append((node, [], [1]))
+        elif cls is seq_end or cls is map_end:
+            node, children, size = stack.pop()
+            node.end_mark = event.end_mark
+            node.value = (list(zip(children[0::2], children[1::2], strict=True))
+                          if cls is map_end else children)
+            if id(node) in open_ids:
+                open_ids.discard(id(node))
+                sizes[id(node)] = size[0]
+            add(node, size[0], node.start_mark, "this collection")
+        elif cls is yaml.DocumentEndEvent:
+            break
+    if not loader.check_event(yaml.StreamEndEvent):
+        raise _Refused(loader.peek_event().start_mark,
+                       "a second YAML document ('---'); a spec file holds one document")
+    return root
+
+
 def load_text(text: str, display: str, path: Path | None = None,
               rel: str | None = None) -> Document:
     """Parse ``text``; raise :class:`SpecError` with every problem found."""
     source = SourceMap(display)
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark: not part of the text
+        text = text[1:]
     loader = _Loader(text)
     try:
         try:
-            node = loader.get_single_node()
+            node = _compose(loader)
             if node is None:
                 raise SpecError([Diagnostic(display, 1, 1, "empty document")])
             builder = _Builder(loader, source)
             data = builder.build(node, ())
+        except _Refused as exc:
+            line, col = exc.mark.line + 1, exc.mark.column + 1
+            raise SpecError([Diagnostic(display, line, col, exc.message)]) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -142,12 +278,36 @@ def load_text(text: str, display: str, path: Path | None = None,
     return Document(path or Path(display), display, rel or display, data, source, text)
 
 
-def load_file(path: Path, display: str | None = None, rel: str | None = None) -> Document:
+def decode_text(data: bytes, display: str) -> str:
+    """UTF-8 text (a byte-order mark dropped), or SpecError at the first byte that is not
+    UTF-8, with its real line and column."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError([Diagnostic(display or str(path), 1, 1, f"cannot read: {exc}")]) from None
-    return load_text(text, display or str(path), path, rel)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        col = len(data[start:exc.start].decode("utf-8", "replace")) + 1
+        hint = (" (a UTF-16 byte-order mark: save the file as UTF-8)"
+                if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "")
+        raise SpecError([Diagnostic(display, line, col,
+                                    f"byte 0x{data[exc.start]:02x} is not UTF-8{hint}; spec "
+                                    "files are UTF-8 text")]) from None
+
+
+def load_file(path: Path, display: str | None = None, rel: str | None = None) -> Document:
+    shown = display or str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SpecError([Diagnostic(shown, 1, 1, f"{size} bytes; spec files are limited "
+                                                     f"to {MAX_FILE_BYTES} bytes")])
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError([Diagnostic(shown, 1, 1,
+                                    f"cannot read: {exc.strerror or exc}")]) from None
+    return load_text(decode_text(data, shown), shown, path, rel)
 
 
 def load_spec_dir(spec_dir: Path) -> list[Document]:
@@ -168,18 +328,31 @@ def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnost
     errors: list[Diagnostic] = []
     if not spec_dir.is_dir():
         raise SpecError([Diagnostic(str(spec_dir), 1, 1, "spec folder not found")])
-    files = sorted(p for p in spec_dir.rglob("*.yaml")
-                   if "schema" not in p.relative_to(spec_dir).parts)
+    files = sorted(p for p in spec_dir.rglob("*")
+                   if p.suffix.lower() in (".yaml", ".yml")
+                   and "schema" not in p.relative_to(spec_dir).parts)
     if not files:
         raise SpecError([Diagnostic(str(spec_dir), 1, 1, "no *.yaml spec files found")])
     for p in files:
+        if p.suffix != ".yaml":
+            errors.append(Diagnostic(_display(p), 1, 1,
+                                     f"spec files end in '.yaml'; rename this file to "
+                                     f"{p.stem}.yaml (it was not read)"))
+            continue
+        if not p.is_file():
+            errors.append(Diagnostic(_display(p), 1, 1, "not a regular file"))
+            continue
         rel = "spec/" + p.relative_to(spec_dir).as_posix()
         try:
-            display = p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-        except ValueError:
-            display = str(p)
-        try:
-            docs.append(load_file(p, display, rel))
+            docs.append(load_file(p, _display(p), rel))
         except SpecError as exc:
             errors.extend(exc.diagnostics)
     return docs, errors
+
+
+def _display(p: Path) -> str:
+    """A spec file as diagnostics name it: relative to the current folder when inside it."""
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(p)

@@ -285,6 +285,12 @@ class MaskExample:
     masks: tuple[str, ...]
 
 
+#: The largest N of a spec revision whose zero_column_mask has no ``max_n`` (older
+#: revisions that ``ptxgen diff`` reads): what the C++ headers of those revisions held
+#: (every N the instruction descriptor's 6-bit N >> 3 can encode fits in 512).
+ZCM_MAX_N_BEFORE = 512
+
+
 @dataclass(frozen=True)
 class ZeroColumnMask:
     submasks: tuple[SubMask, ...]
@@ -295,6 +301,7 @@ class ZeroColumnMask:
     zeros_span_field: str
     shift_field: str
     examples: tuple[MaskExample, ...]
+    max_n: int  # the largest N (columns of B) a mask covers
 
 
 @dataclass(frozen=True)
@@ -541,7 +548,7 @@ class _Builder:
                     for e in z["examples"])
         return ZeroColumnMask(subs, tuple(z["first_span_fields"]), tuple(z["start_count_fields"]),
                               z["enable_field"], z["ones_span_field"], z["zeros_span_field"],
-                              z["shift_field"], exs)
+                              z["shift_field"], exs, z.get("max_n", ZCM_MAX_N_BEFORE))
 
 
 def build_model(docs: list[Document]) -> Spec:

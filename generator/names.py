@@ -1,7 +1,12 @@
-"""Identifier rules shared by validation and the model.
+"""Identifier rules shared by validation, the model and the emitters.
 
 Every name that reaches generated code must be a valid identifier that is
-not a keyword in any target language (Python, C++, CUDA C++).
+not a keyword in any target language (Python, C++, CUDA C++), and must not be
+a name the generated code already uses for something else (:data:`RESERVED`):
+``validate`` refuses such names with ``file:line:col``, and every emitter
+asserts against the same table (:func:`assert_not_reserved`), so the two cannot
+drift. ``tests/test_reserved_names.py`` checks that every entry really is a
+member or name of the rendered Python and C++.
 """
 
 from __future__ import annotations
@@ -41,9 +46,144 @@ def identifier_problem(name: str) -> str | None:
         return f"{name!r} is a C++ keyword"
     if name in CUDA_RESERVED:
         return f"{name!r} is reserved by CUDA / the C library"
-    if name.startswith("__") or re.match(r"^_[A-Z]", name):
-        return f"{name!r} is reserved for the implementation in C++"
+    if name.startswith("__") or re.match(r"^_[A-Z]", name) or "__" in name:
+        return f"{name!r} is reserved for the implementation in C++ (no '__', no '_' + capital)"
     return None
+
+
+# -- names the generated code uses itself ---------------------------------------------
+#
+# role -> {name: (language, what the generated code uses it for)}. Roles: ``field`` (a
+# descriptor field), ``descriptor`` (a descriptor's name: module, header, docs and test
+# file names), ``class`` (a descriptor's class name), ``instruction`` (an instruction id:
+# a builder function; a wrapper name: a C++ function), ``operand`` (a qualifier or
+# operand name: a builder keyword and a C++ wrapper parameter).
+
+_PY_CLASS = "python", "a member of the generated descriptor classes"
+_PY_SCOPE = "python", "a type named in the class body of the generated descriptor classes"
+_CPP_STRUCT = "c++", "a member of the generated descriptor structs"
+
+RESERVED: dict[str, dict[str, tuple[str, str]]] = {
+    "field": {
+        **{n: _PY_CLASS for n in ("replace", "hex")},
+        "self": ("python", "the first parameter of every descriptor constructor"),
+        **{n: _PY_SCOPE for n in ("int", "str", "bool", "object", "tuple")},
+        **{n: _CPP_STRUCT for n in """
+            word_type word_bits reserved_mask fixed_mask fixed_value descriptor_name kind_name
+            field_name validate encode encode_unchecked encode_checked decode decode_unchecked
+            decode_checked check_word check_word_ masks masks_checked masks_ check names d v w
+            """.split()},
+        **{n: ("python, c++", "a member of the generated descriptor classes and structs")
+           for n in ("encode", "decode", "masks")},
+        **{n: ("c++", "a member of Field, the field ids of the descriptor structs")
+           for n in ("none", "reserved", "fixed", "pattern_start")},
+        "n_zero": ("c++", "a compile-error reason of the zero-column mask"),
+        "pattern_start_off_boundary_with_zero_base_offset":
+            ("c++", "a compile-error reason of base_offset_for"),
+    },
+    "descriptor": {
+        "ptx": ("python", "the module ptxgen.isa.ptx (python/ptx.py) and include/ptxgen/ptx.hpp"),
+        "core": ("c++", "the header include/ptxgen/core.hpp"),
+        "ptxgen": ("c++", "the header include/ptxgen/ptxgen.hpp"),
+        "instructions": ("docs", "docs/instructions.md"),
+        "readme": ("docs", "docs/README.md (on case-insensitive file systems)"),
+        "ptx_builders": ("python", "tests/test_ptx_builders.py"),
+        "ptxas_conformance": ("python", "tests/test_ptxas_conformance.py"),
+        "annotations": ("python", "a name of the package ptxgen.isa"),
+    },
+    "class": {
+        **{n: ("python", "a name the generated descriptor modules import")
+           for n in ("IntEnum", "ClassVar", "FieldSpec", "DescriptorError")},
+        "DESCRIPTORS": ("python", "the registry of the package ptxgen.isa"),
+        **{n: ("c++", "a type of namespace ptxgen (include/ptxgen/core.hpp)")
+           for n in ("Errc", "Status", "Result")},
+        "ZeroColumnMasks": ("c++", "the result type of ZeroColumnMaskDesc::masks"),
+    },
+    "instruction": {
+        **{n: ("python", "a name of the module ptxgen.isa.ptx")
+           for n in ("instruction_set", "support", "descriptor_problems", "cache", "annotations",
+                     "_engine", "_decode")},
+        **{n: ("c++", "a name of namespace ptxgen::ptx (include/ptxgen/ptx/target.hpp)")
+           for n in ("targets", "imm", "imm_t", "imms", "imms_t", "detail", "fence_operand")},
+    },
+    "operand": {
+        "instruction_set": ("python", "the function every builder calls"),
+        "_engine": ("python", "the module every builder calls"),
+        "detail": ("c++", "the namespace the wrappers' parameter types and bodies name"),
+        "std": ("c++", "the namespace the wrappers' parameter types name"),
+    },
+}
+
+#: Field names reserved only in descriptors with a zero-column mask: the parameters and
+#: locals of the C++ masks_() that reads the mask's fields by their plain names.
+RESERVED_ZCM_FIELDS: dict[str, tuple[str, str]] = {
+    n: ("c++", "a parameter or local of ZeroColumnMaskDesc::masks_, which reads the fields")
+    for n in "m n out s count max_shift ones period first_span start_count column i j "
+             "diagnose".split()
+}
+
+#: Patterns of generated names made from field names: the C++ setters ``with_<field>()``,
+#: the compile-error reasons ``<field>_above_<max>`` / ``<field>_not_...`` and the helper
+#: ``<base offset field>_for()`` (with ``_checked`` and ``_``).
+RESERVED_FIELD_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"^with_", "the C++ setters are named with_<field>()"),
+    (r"_above_", "the C++ compile-error reasons are named <field>_above_<max>"),
+    (r"_not_", "the C++ compile-error reasons are named <field>_not_<...>"),
+    (r"_for(_checked|_)?$", "the C++ base-offset helpers are named <field>_for()"),
+)
+
+#: C++ type names that enum fields produce (``camel(field)``) and the structs already use.
+RESERVED_ENUM_CLASSES = frozenset({"Field", "Kind", "F"})
+
+
+def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
+                     enum: bool = False) -> str | None:
+    """Why ``name`` (a spec name with the given role) clashes with generated code, or None.
+
+    ``zero_column_mask`` and ``enum`` describe a field: its descriptor has a zero-column
+    mask, the field is an enum.
+    """
+    hit = RESERVED[role].get(name)
+    if hit is None and role == "field" and zero_column_mask:
+        hit = RESERVED_ZCM_FIELDS.get(name)
+    if hit is not None:
+        lang, what = hit
+        return f"{name!r} is reserved: it is {what} ({lang})"
+    if role == "field":
+        for pattern, why in RESERVED_FIELD_PATTERNS:
+            if re.search(pattern, name):
+                return f"{name!r} is reserved: {why}"
+        if enum and camel(name) in RESERVED_ENUM_CLASSES:
+            return (f"{name!r} is reserved: its enum class {camel(name)} is a member of every "
+                    "generated descriptor struct (c++)")
+    return None
+
+
+class ReservedNameError(ValueError):
+    """An emitter was handed a name that validation should have refused."""
+
+
+def assert_not_reserved(role: str, names: list[str] | tuple[str, ...], **context: bool) -> None:
+    """What every emitter calls on the names it turns into code (see :data:`RESERVED`)."""
+    for name in names:
+        problem = identifier_problem(name) or reserved_problem(role, name, **context)
+        if problem:
+            raise ReservedNameError(f"{role} {problem}; 'ptxgen validate' refuses it")
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (the same word in
+    another case first), or ``""``."""
+    if not word or not choices:
+        return ""
+    folded = [c for c in choices if c.lower() == word.lower()]
+    if folded:
+        return f" (did you mean {folded[0]!r}?)"
+    import difflib  # only on the error path
+
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(word.lower(), list(lower), n=1, cutoff=0.75)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
 
 
 def camel(name: str) -> str:

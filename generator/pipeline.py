@@ -16,7 +16,7 @@ from ptxgen.load import Document, load_spec_dir_partial
 from ptxgen.model import Spec, build_model
 from ptxgen.validate import validate
 from ptxgen.view import view_documents
-from ptxgen.write import diff_tree, existing_files, write_tree
+from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
 def load_documents(spec_dir: Path) -> list[Document]:
@@ -57,9 +57,15 @@ def render(spec_dir: Path, ptx_isa: str | None = None) -> Files:
 
 
 def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None) -> Files:
-    """Render everything in memory first; write (atomically) only if that succeeded."""
+    """Render everything in memory first; write (atomically) only if that succeeded.
+
+    Raises :class:`ptxgen.write.OutputRefused` (before rendering, and again before
+    writing) when ``out_dir`` may not be replaced: see :mod:`ptxgen.write`.
+    """
+    cwd = Path.cwd()
+    check_output(out_dir, protect=(spec_dir,), cwd=cwd)
     files = render(spec_dir, ptx_isa)
-    write_tree(out_dir, files)
+    write_tree(out_dir, files, protect=(spec_dir,), cwd=cwd)
     return files
 
 

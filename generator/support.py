@@ -73,9 +73,20 @@ def _check_args(targets: Targets, target: str | None, version: str | None) -> st
         except ViewError as exc:
             raise SupportError(str(exc)) from None
     if target is not None and target not in targets.by_name:
-        raise SupportError(f"--target: unknown target {target!r}; known: "
-                           f"{', '.join(targets.names)}")
+        from ptxgen.names import did_you_mean
+
+        raise SupportError(f"--target: unknown target {target!r}"
+                           f"{did_you_mean(target, _target_spellings(target, targets.names))}; "
+                           f"known: {', '.join(targets.names)}")
     return version or targets.newest
+
+
+def _target_spellings(target: str, names: tuple[str, ...] | list[str]) -> list[str]:
+    """The known targets, with ``sm100a`` (no underscore) mapped to ``sm_100a`` first."""
+    t = target.lower()
+    if t.startswith("sm") and not t.startswith("sm_") and "sm_" + t[2:] in names:
+        return ["sm_" + t[2:]]
+    return list(names)
 
 
 def answer(iset: InstructionSet, opcode: str, target: str | None = None,

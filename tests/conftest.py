@@ -20,10 +20,11 @@ class Result:
         self.err = proc.stderr
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> Result:
-    """Run ``python -m ptxgen`` as a user would (a separate process)."""
+def run_cli(*args: str, cwd: Path = ROOT, timeout: float | None = None) -> Result:
+    """Run ``python -m ptxgen`` as a user would (a separate process); ``timeout`` turns a
+    hang into a failure (subprocess.TimeoutExpired)."""
     proc = subprocess.run([sys.executable, "-m", "ptxgen", *args], cwd=cwd,
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, timeout=timeout)
     return Result(proc)
 
 

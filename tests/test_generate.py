@@ -112,7 +112,10 @@ def test_a_failure_while_writing_leaves_the_old_output(tmp_path: Path,
 def test_generate_replaces_stale_files(tmp_path: Path) -> None:
     out = tmp_path / "generated"
     out.mkdir()
-    (out / "stale.py").write_text("old")
+    (out / "stale.py").write_text("old")  # written by an earlier generate (its manifest says so)
+    from ptxgen import manifest
+
+    (out / manifest.NAME).write_bytes(manifest.build({"stale.py": b"old"}, "digest"))
     res = run_cli("generate", "--out", str(out), "--json")
     assert res.code == 0, res.err
     assert not (out / "stale.py").exists()

@@ -47,7 +47,8 @@ def test_overlap_and_width(spec_copy: Path) -> None:
     edit(spec_copy, INSTR, "bits: 4-5\n        width: 2", "bits: 3-5\n        width: 2")
     errs = errors(spec_copy)
     line = line_of(spec_copy, INSTR, "bits: 3-5")
-    assert any(e.endswith(f"{INSTR}:{line}:15: bit 3 overlaps entry #2 of this layout")
+    # The overlap names the field it overlaps (issue 12), not "entry #2".
+    assert any(e.endswith(f"{INSTR}:{line}:15: bit 3 overlaps field 'saturate' (bits 3)")
                for e in errs), errs
     assert any(e.endswith(f"{INSTR}:{line + 1}:16: width 2 does not match bits 3-5 (3 bits)")
                for e in errs), errs
@@ -126,7 +127,10 @@ def test_cli_reports_all_errors_of_all_files_and_writes_nothing(spec_copy: Path,
     edit(spec_copy, "descriptors/wgmma_desc.yaml", "word_bits: 64", "word_bits: 64\nword_bits: 32")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "keep.txt").write_text("old output")
+    (out / "keep.txt").write_text("old output")  # a previous output (its manifest lists it)
+    from ptxgen import manifest
+
+    (out / manifest.NAME).write_bytes(manifest.build({"keep.txt": b"old output"}, "digest"))
     res = run_cli("generate", "--spec", str(spec_copy), "--out", str(out))
     assert res.code == 2
     assert res.out == ""
@@ -137,7 +141,7 @@ def test_cli_reports_all_errors_of_all_files_and_writes_nothing(spec_copy: Path,
     assert "'class' is a Python keyword" in res.err
     assert "not accounted for" in res.err
     assert lines[-1] == "ptxgen: 3 error(s); nothing written"
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [manifest.NAME, "keep.txt"]
 
 
 def test_validate_json(spec_copy: Path) -> None:
@@ -147,8 +151,9 @@ def test_validate_json(spec_copy: Path) -> None:
     import json
 
     payload = json.loads(res.out)
-    assert payload["ok"] is False
-    (err,) = payload["errors"]
+    assert payload["ok"] is False and payload["exit_code"] == 2
+    assert payload["error"]["message"] == "1 error(s); nothing written"
+    (err,) = payload["error"]["diagnostics"]
     assert err["file"].endswith(SMEM) and err["line"] > 1 and err["col"] > 1
     ok = run_cli("validate", "--json")
     assert ok.code == 0 and json.loads(ok.out)["ok"] is True

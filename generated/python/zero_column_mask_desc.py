@@ -310,7 +310,8 @@ class ZeroColumnMaskDesc:
         Returns one int per sub-mask (M = 128: 1, 64: 2, 32: 4 sub-masks of N/count bits
         each); bit j is column j of that sub-mask's range, 1 = the column reads as zero. Runs
         of (skip_span + 1) ones and (use_span + 1) zeros alternate, starting with ones when
-        the sub-mask's first span is 1; the first start-count bits are skipped.
+        the sub-mask's first span is 1; the first start-count bits are skipped. N is at most
+        256 (the largest N of any tcgen05.mma shape).
         """
         submasks = {
             128: (1, 32),
@@ -320,9 +321,11 @@ class ZeroColumnMaskDesc:
         if m not in submasks:
             raise DescriptorError(self.DESCRIPTOR, "m", m, "one of 128, 64, 32")
         count, max_shift = submasks[m]
-        if isinstance(n, bool) or not isinstance(n, int) or n <= 0 or n % count:
+        if (isinstance(n, bool) or not isinstance(n, int) or n <= 0 or n % count
+                or n > 256):
             raise DescriptorError(self.DESCRIPTOR, "n", n,
-                                  f"a positive multiple of {count} (the sub-mask count for M={m})")
+                                  f"a positive multiple of {count} (the sub-mask count for M={m}) "
+                                  f"up to 256")
         if self.column_shift > max_shift:
             raise DescriptorError(self.DESCRIPTOR, "column_shift", self.column_shift,
                                   f"at most {max_shift} for M={m}")

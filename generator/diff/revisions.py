@@ -205,8 +205,35 @@ def _git(cwd: Path, *args: str) -> str | None:
     return res.stdout.strip() if res.returncode == 0 else None
 
 
+#: A revision's spec folder may hold at most this much (every file is also limited by
+#: the loader, :data:`ptxgen.load.MAX_FILE_BYTES`): a revision is someone else's input.
+MAX_REVISION_BYTES = 64 * 1024 * 1024
+
+
+def _check_sizes(top: Path, commit: str, inside: str) -> None:
+    """Refuse a revision whose spec folder is too large before it is exported."""
+    from ptxgen.load import MAX_FILE_BYTES
+
+    listing = _git(top, "ls-tree", "-r", "-l", "-z", commit, "--", inside)
+    total = 0
+    for entry in (listing or "").split("\0"):
+        meta, _, name = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) != 4 or parts[1] != "blob" or not parts[3].isdigit():
+            continue
+        size = int(parts[3])
+        total += size
+        if size > MAX_FILE_BYTES and name.endswith((".yaml", ".yml", ".json")):
+            raise DiffError(f"{commit[:12]}:{name}: {size} bytes; spec files are limited to "
+                            f"{MAX_FILE_BYTES} bytes")
+    if total > MAX_REVISION_BYTES:
+        raise DiffError(f"{commit[:12]}:{inside}: {total} bytes; a spec folder is limited to "
+                        f"{MAX_REVISION_BYTES} bytes")
+
+
 def _export(top: Path, commit: str, inside: str, dest: Path) -> None:
     """Write the files of ``commit:inside`` below ``dest`` (regular files only)."""
+    _check_sizes(top, commit, inside)
     try:
         res = subprocess.run(["git", "archive", "--format=tar", commit, "--", inside],
                              cwd=top, capture_output=True, check=False)

@@ -17,6 +17,7 @@ from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
 from ptxgen.instructions import Instruction, InstructionSet, form_digest
 from ptxgen.model import Spec
+from ptxgen.names import assert_not_reserved
 
 OUT_MODULE = "python/ptx.py"
 OUT_TEST = "tests/test_ptx_builders.py"
@@ -44,6 +45,9 @@ def _annotation(kind: str, numeric: bool = False) -> str:
 
 def builder_view(ins: Instruction) -> dict[str, Any]:
     """Keyword-only parameters: qualifiers first (required ones without default)."""
+    assert_not_reserved("instruction", [ins.id])
+    assert_not_reserved("operand", [q.name for q in ins.qualifiers])
+    assert_not_reserved("operand", [a.name for o in ins.operands for a in o.choice or (o,)])
     params: list[dict[str, str]] = []
     doc = [f"``{ins.name}``: {ins.title}.", "", ins.description, "", "Qualifiers:"]
     for q in ins.qualifiers:

@@ -23,22 +23,10 @@ from typing import Any
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
 from ptxgen.model import Descriptor, Field, Layout, Spec, Table, ZeroColumnMask
-from ptxgen.names import camel
+from ptxgen.names import assert_not_reserved, camel
 
 INCLUDE = "include/ptxgen"
 TESTS = "tests/cpp"
-
-#: Member names of the generated classes that no field, enum or field id may take.
-_MEMBERS = frozenset("""
-word_type word_bits reserved_mask fixed_mask fixed_value Field descriptor_name kind_name
-field_name validate encode encode_unchecked encode_checked decode decode_unchecked
-decode_checked check_word check_word_ masks masks_checked masks_ none reserved fixed
-check Kind F d v w names
-""".split())
-
-#: Sub-mask columns a ZeroColumnMasks value holds: every N the 6-bit N >> 3 field
-#: of the instruction descriptor can encode (up to 504) fits.
-ZCM_MAX_COLUMNS = 512
 
 
 @dataclass(frozen=True)
@@ -164,10 +152,15 @@ def _field_doc(f: Field) -> str:
 
 
 def _check_names(lay: Layout, extra: list[str]) -> None:
+    """The names that validation refuses (ptxgen.names.RESERVED) never reach here; the
+    helpers' names (``extra``) are derived from the fields, so check them as well."""
+    zcm = lay.zero_column_mask is not None
+    for f in lay.fields:
+        assert_not_reserved("field", [f.name], zero_column_mask=zcm, enum=bool(f.enum_class))
+    assert_not_reserved("class", [lay.class_name])
     names = [f.name for f in lay.fields] + extra
-    enums = [f.enum_class for f in lay.fields if f.enum_class]
-    clash = sorted((set(names) | set(enums)) & _MEMBERS | {n for n in names if names.count(n) > 1})
-    if clash or "Field" in enums:
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
         raise ValueError(f"{lay.class_name}: names clash with generated C++ members: {clash}")
 
 
@@ -277,8 +270,8 @@ def zcm_view(lay: Layout) -> tuple[dict[str, Any] | None, list[dict[str, str]]]:
         {"field": "n", "errc": "not_a_multiple",
          "fn": _diag("n_not_a_multiple_of_the_sub_mask_count"),
          "comment": escape.cpp_inline_comment("N must be a multiple of the sub-mask count of M")},
-        {"field": "n", "errc": "too_large", "fn": _diag("n_above", ZCM_MAX_COLUMNS),
-         "comment": escape.cpp_inline_comment(f"N must be at most {ZCM_MAX_COLUMNS}")},
+        {"field": "n", "errc": "too_large", "fn": _diag("n_above", z.max_n),
+         "comment": escape.cpp_inline_comment(f"N must be at most {z.max_n}")},
         {"field": z.shift_field, "errc": "too_large",
          "fn": _diag(z.shift_field, "above_the_maximum_for_m"),
          "comment": escape.cpp_inline_comment(
@@ -304,7 +297,8 @@ def zcm_view(lay: Layout) -> tuple[dict[str, Any] | None, list[dict[str, str]]]:
             " sub-masks); a set bit means the column reads as zero. Runs of "
             f"({z.ones_span_field} + 1) ones and ({z.zeros_span_field} + 1) zeros alternate, "
             "starting with ones when the sub-mask's first span is 1; the first start-count "
-            f"bits are skipped. N may be at most {ZCM_MAX_COLUMNS} here. In a constant "
+            f"bits are skipped. N is at most {z.max_n} (the largest N of any tcgen05.mma "
+            "shape). In a constant "
             "expression an invalid descriptor or argument is a compile error; at run time "
             "the result is then empty (use masks_checked to see the error).", "  "),
     }, diags
@@ -418,6 +412,12 @@ def _table_field_doc(variants: list[Field], kinds: list[str]) -> str:
     return _field_doc(f).rsplit(" Allowed: ", 1)[0] + f" Allowed: {per_kind}."
 
 
+def _zcm_max_n(d: Descriptor) -> int:
+    """Columns a ZeroColumnMasks value holds: the largest N of the descriptor's masks."""
+    return max((lay.zero_column_mask.max_n for lay in d.layouts if lay.zero_column_mask),
+               default=0)
+
+
 def header_view(d: Descriptor) -> dict[str, Any]:
     template = "cpp/descriptor.hpp.j2"
     return {
@@ -428,8 +428,8 @@ def header_view(d: Descriptor) -> dict[str, Any]:
             f"{d.description}\n\nGenerated from {d.spec_file}; spec notes: " +
             (", ".join(n.id for n in d.notes) or "none") + "."),
         "tables": [table_view(d, t) for t in d.tables],
-        "zcm_max_columns": u(ZCM_MAX_COLUMNS),
-        "zcm_words": ZCM_MAX_COLUMNS // 64,
+        "zcm_max_columns": u(_zcm_max_n(d)),
+        "zcm_words": (_zcm_max_n(d) + 63) // 64,
         "has_zcm": any(lay.zero_column_mask for lay in d.layouts),
     }
 
@@ -602,7 +602,7 @@ def _zcm_cases(lay: Layout) -> dict[str, Any] | None:
     return {"examples": examples, "bad_m": u(sub[0].m + 1), "m": u(sub[0].m),
             "count": u(sub[-1].count), "small_m": u(sub[-1].m),
             "small_shift": u(sub[-1].max_column_shift + 1), "shift": z.shift_field,
-            "max_columns": u(ZCM_MAX_COLUMNS), "too_many": u(ZCM_MAX_COLUMNS + sub[0].count)}
+            "max_columns": u(z.max_n), "too_many": u(z.max_n + sub[0].count)}
 
 
 def conformance_view(spec: Spec) -> dict[str, Any]:

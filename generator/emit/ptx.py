@@ -50,7 +50,7 @@ from ptxgen.instructions import (
     vkey,
 )
 from ptxgen.model import Spec
-from ptxgen.names import camel, identifier_problem
+from ptxgen.names import assert_not_reserved, camel, identifier_problem
 
 OUT = "include/ptxgen/ptx"
 NS = "ptxgen::ptx"
@@ -334,6 +334,9 @@ def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str |
 class _Wrapper:
     def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
                  vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> None:
+        assert_not_reserved("instruction", [w.name])
+        assert_not_reserved("operand", [q.name for q in ins.qualifiers])
+        assert_not_reserved("operand", [a.name for o in ins.operands for a in o.choice or (o,)])
         self.ins = ins
         self.w = w
         self.helpers = helpers

@@ -7,6 +7,7 @@ from typing import Any
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
 from ptxgen.model import Descriptor, Field, Layout, Spec
+from ptxgen.names import assert_not_reserved
 
 OUT = "python"
 
@@ -155,6 +156,7 @@ def zcm_view(lay: Layout) -> dict[str, Any] | None:
         return None
     return {
         "submasks": [(s.m, s.count, s.max_column_shift) for s in z.submasks],
+        "max_n": z.max_n,
         "m_values": ", ".join(str(s.m) for s in z.submasks),
         "first_span": z.first_span_fields,
         "start_count": z.start_count_fields,
@@ -169,7 +171,8 @@ def zcm_view(lay: Layout) -> dict[str, Any] | None:
             " sub-masks of N/count bits each); bit j is column j of that sub-mask's range, 1 = "
             f"the column reads as zero. Runs of ({z.ones_span_field} + 1) ones and "
             f"({z.zeros_span_field} + 1) zeros alternate, starting with ones when the "
-            f"sub-mask's first span is 1; the first start-count bits are skipped.", 8),
+            f"sub-mask's first span is 1; the first start-count bits are skipped. N is at "
+            f"most {z.max_n} (the largest N of any tcgen05.mma shape).", 8),
     }
 
 
@@ -202,9 +205,20 @@ def module_view(d: Descriptor) -> dict[str, Any]:
     }
 
 
+def _assert_names(d: Descriptor) -> None:
+    """What ``validate`` refuses (ptxgen.names.RESERVED) must never reach the templates."""
+    assert_not_reserved("descriptor", [d.name])
+    for lay in d.layouts:
+        assert_not_reserved("class", [lay.class_name])
+        for f in lay.fields:
+            assert_not_reserved("field", [f.name], zero_column_mask=bool(lay.zero_column_mask),
+                                enum=bool(f.enum_class))
+
+
 def emit(spec: Spec) -> Files:
     files: Files = {}
     for d in spec.descriptors:
+        _assert_names(d)
         files[f"{OUT}/{d.name}.py"] = render("python/descriptor.py.j2", **module_view(d))
     files[f"{OUT}/_runtime.py"] = render(
         "python/_runtime.py.j2",

@@ -183,7 +183,7 @@ class _InstrChecker(_Checker):
 
     def instruction(self, base: Path_, raw: Mapping[str, Any]) -> None:
         versions = self.targets.versions if self.targets else ()
-        self.ident(base + ("id",), raw["id"], "instruction id")
+        self.ident(base + ("id",), raw["id"], "instruction id", "instruction")
         self.provenance(base + ("provenance",), raw["provenance"])
         domains: dict[str, tuple[str, ...]] = {}
         for i, q in enumerate(raw["qualifiers"]):
@@ -194,10 +194,12 @@ class _InstrChecker(_Checker):
             p = base + ("operands", i)
             if o["name"] in domains or o["name"] in [x["name"] for x in raw["operands"][:i]]:
                 self.err(p + ("name",), f"duplicate name {o['name']!r}")
-            self.ident(p + ("name",), o["name"], "operand name")
+            self.ident(p + ("name",), o["name"], "operand name", "operand")
             self.provenance(p + ("provenance",), o.get("provenance"))
             if "choice" in o:
                 alts = [a["name"] for a in o["choice"]]
+                for j, alt in enumerate(alts):
+                    self.ident(p + ("choice", j, "name"), alt, "operand name", "operand")
                 if len(set(alts)) != len(alts):
                     self.err(p + ("choice",), "duplicate alternative names")
                 domains[o["name"]] = tuple(alts)
@@ -282,7 +284,7 @@ class _InstrChecker(_Checker):
         name = q["name"]
         if name in domains:
             self.err(p + ("name",), f"duplicate qualifier {name!r}")
-        self.ident(p + ("name",), name, "qualifier name")
+        self.ident(p + ("name",), name, "qualifier name", "operand")
         self.provenance(p + ("provenance",), q["provenance"])
         flag = bool(q.get("flag"))
         if flag == ("{}" in q["text"]):
@@ -408,7 +410,7 @@ def check_instructions(docs: list[Document]) -> list[Diagnostic]:
                     c.err(base + ("wrappers", j, "name"),
                           f"wrapper {w['name']!r} is also defined in {wrappers[w['name']]}")
                 wrappers[w["name"]] = doc.display
-                c.ident(base + ("wrappers", j, "name"), w["name"], "wrapper name")
+                c.ident(base + ("wrappers", j, "name"), w["name"], "wrapper name", "instruction")
             before = len(c.errors)
             c.instruction(base, raw)
             if len(c.errors) == before and targets is not None:

@@ -12,6 +12,7 @@ from ptxgen.errors import Diagnostic
 from ptxgen.load import Document
 
 SCHEMA_DIR_NAME = "schema"
+MAX_SCHEMA_BYTES = 1024 * 1024  # a schema named by a modeline: a regular file of at most 1 MB
 _MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$", re.M)
 
 
@@ -35,20 +36,50 @@ def schema_for(doc: Document) -> Path | None:
     return (doc.path.parent / m.group(1)).resolve()
 
 
-def _describe(error: Any) -> tuple[tuple[str | int, ...], str, bool]:
-    """Pick the most specific message from a (possibly nested) schema error."""
+
+
+#: The naming rules of the schemas' patterns, as a user reads them.
+NAMING_RULES = {
+    "^[a-z][a-z0-9_]*$": "names are lower_snake_case: a lower-case letter, then lower-case "
+                         "letters, digits or '_'",
+    "^[a-z_][a-z0-9_]*$": "names are lower_snake_case: a lower-case letter or '_', then "
+                          "lower-case letters, digits or '_'",
+    "^[a-z0-9][a-z0-9_]*$": "value names are lower case: letters, digits and '_'",
+    "^[A-Z][A-Za-z0-9]*$": "class names are CamelCase: a capital letter, then letters and digits",
+    "^[a-z0-9][a-z0-9-]*$": "note ids are lower-case letters, digits and '-'",
+    "^[0-9]{3}$": "seed ids are three digits, such as '003'",
+    "^[0-9]{1,2}-[0-9]{1,2}$": "bit ranges are written LSB-MSB, such as 17-22",
+}
+
+
+def _branch(errors: Any) -> Any:
+    """Of the errors of a oneOf/anyOf, those of the alternative that came closest: the one
+    with the fewest errors (a field named 'Foo' fails only the field alternative's name
+    pattern, while the reserved and fixed alternatives miss their required keys)."""
     import jsonschema
 
+    groups: dict[object, list[Any]] = {}
+    for e in errors:
+        groups.setdefault(e.relative_schema_path[0] if e.relative_schema_path else None,
+                          []).append(e)
+    fewest = min(groups.values(), key=len)
+    return jsonschema.exceptions.best_match(fewest)
+
+
+def _describe(error: Any) -> tuple[tuple[str | int, ...], str, bool]:
+    """Pick the most specific message from a (possibly nested) schema error."""
     err = error
     while err.context:
-        best = jsonschema.exceptions.best_match(err.context)
+        best = _branch(err.context)
         if best is None or best is err:
             break
         err = best
     path = tuple(err.absolute_path)
     msg = err.message
     key = False
-    if err.validator == "additionalProperties":
+    if err.validator == "pattern" and err.validator_value in NAMING_RULES:
+        msg = f"{err.instance!r} breaks the naming rule: {NAMING_RULES[err.validator_value]}"
+    elif err.validator == "additionalProperties":
         allowed = sorted(err.schema.get("properties", {}))
         unexpected = sorted(set(err.instance) - set(allowed))
         if unexpected:
@@ -70,9 +101,24 @@ def check_schema(doc: Document) -> list[Diagnostic]:
         return [Diagnostic(doc.display, 1, 1,
                            "missing '# yaml-language-server: $schema=...' modeline "
                            "naming the JSON Schema of this file")]
+    if not schema_path.name.endswith(".schema.json"):
+        return [Diagnostic(doc.display, 1, 1, f"the modeline names {schema_path.name!r}; "
+                                              "schemas are *.schema.json files")]
     if not schema_path.is_file():
         return [Diagnostic(doc.display, 1, 1, f"schema file not found: {schema_path}")]
-    validator = _validator(str(schema_path))
+    if schema_path.stat().st_size > MAX_SCHEMA_BYTES:
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} is larger than "
+                                              f"{MAX_SCHEMA_BYTES} bytes")]
+    try:
+        validator = _validator(str(schema_path))
+    except Exception as exc:  # a schema file that is not JSON or not a schema
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
+                                              f"{type(exc).__name__}: {exc}"[:300])]
+    if not isinstance(doc.data, dict):
+        what = {list: "a list", str: "a single value", int: "a single value",
+                float: "a single value", bool: "a single value"}.get(type(doc.data), "no mapping")
+        return [doc.source.diag((), f"the top level of a spec file must be a mapping of keys "
+                                    f"(such as 'descriptor: ...'), not {what}")]
     out = []
     for error in validator.iter_errors(doc.data):
         path, msg, key = _describe(error)

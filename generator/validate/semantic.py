@@ -11,7 +11,7 @@ from typing import Any
 
 from ptxgen.errors import Diagnostic
 from ptxgen.load import Document, Path_
-from ptxgen.names import camel, identifier_problem, member_identifiers
+from ptxgen.names import camel, identifier_problem, member_identifiers, reserved_problem
 from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
 
 
@@ -24,8 +24,13 @@ class _Checker:
     def err(self, path: Path_, msg: str, *, key: bool = False) -> None:
         self.errors.append(self.doc.source.diag(path, msg, key=key))
 
-    def ident(self, path: Path_, name: str, what: str) -> None:
+    def ident(self, path: Path_, name: str, what: str, role: str | None = None,
+              **context: bool) -> None:
+        """``name`` must be an identifier in every target language and, with ``role``,
+        not a name the generated code uses itself (:data:`ptxgen.names.RESERVED`)."""
         problem = identifier_problem(name)
+        if problem is None and role is not None:
+            problem = reserved_problem(role, name, **context)
         if problem:
             self.err(path, f"{what}: {problem}")
 
@@ -69,7 +74,7 @@ class _Checker:
             for b in range(lo, hi + 1):
                 if b in owner:
                     self.err(path + (bits_key,),
-                             f"bit {b} overlaps entry #{owner[b]} of this layout")
+                             f"bit {b} overlaps {_describe_entry(entries[owner[b]])}")
                     break
             for b in range(lo, hi + 1):
                 owner.setdefault(b, i)
@@ -84,7 +89,9 @@ class _Checker:
             if kind != "field":
                 continue
             name = entry["name"]
-            self.ident(path + ("name",), name, "field name")
+            self.ident(path + ("name",), name, "field name", "field",
+                       zero_column_mask="zero_column_mask" in data,
+                       enum=entry["type"] == "enum")
             if name in names:
                 self.err(path + ("name",), f"duplicate field name {name!r} "
                                            f"(also entry #{names[name]})")
@@ -178,9 +185,9 @@ class _Checker:
         data = self.doc.data
         self.collect_notes(data)
         name = data["descriptor"]
-        self.ident(("descriptor",), name, "descriptor name")
+        self.ident(("descriptor",), name, "descriptor name", "descriptor")
         cls = data.get("class_name", camel(name))
-        self.ident(("class_name",), cls, "class name")
+        self.ident(("class_name",), cls, "class name", "class")
         all_fields: dict[str, dict[str, Any]] = {}
         kinds: list[str] = []
         if "layouts" in data:
@@ -199,7 +206,8 @@ class _Checker:
                         self.err(("layouts", li, "kinds"), f"kind {k!r} already has the layout "
                                                            f"of layouts[{placed[k]}]")
                     placed[k] = li
-                self.ident(("layouts", li), camel(name) + camel(layout["kinds"][0]), "class name")
+                self.ident(("layouts", li), camel(name) + camel(layout["kinds"][0]), "class name",
+                           "class")
                 all_fields.update(self.layout(data, layout["fields"], ("layouts", li, "fields"),
                                               layout["kinds"]))
             for k in kinds:
@@ -265,6 +273,14 @@ class _Checker:
                     lo, hi = parse_bits(fields[f]["bits"])
                     if v >= 1 << (hi - lo + 1):
                         self.err(p + ("fields", f), f"value {v} does not fit field {f!r}")
+
+
+def _describe_entry(entry: dict[str, Any]) -> str:
+    """How an overlap names the entry it overlaps: the field, or the reserved/fixed bits."""
+    kind = entry_kind(entry)
+    if kind == "field":
+        return f"field {entry['name']!r} (bits {entry['bits']})"
+    return f"the {kind} bits {entry[kind]}"
 
 
 def _ranges(bits: list[int]) -> str:

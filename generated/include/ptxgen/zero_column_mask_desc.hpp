@@ -21,10 +21,10 @@ namespace ptxgen {
  *  bits, sub-mask i holding columns i*size .. (i+1)*size-1; a set bit means the
  *  column of B reads as zero. */
 struct ZeroColumnMasks {
-  static constexpr uint32_t max_columns = 512u;
+  static constexpr uint32_t max_columns = 256u;
   uint32_t count = 0u; /* number of sub-masks */
   uint32_t size = 0u;  /* columns per sub-mask: N / count */
-  uint64_t bits[8] = {};
+  uint64_t bits[4] = {};
 
   /** Column c of the whole N-column mask. */
   PTXGEN_HD constexpr bool column(uint32_t c) const noexcept {
@@ -262,9 +262,9 @@ struct ZeroColumnMaskDesc_t {
    * Sub-mask i covers columns i*N/count .. (i+1)*N/count-1 (M = 128: 1, 64: 2, 32: 4 sub-masks); a
    * set bit means the column reads as zero. Runs of (skip_span + 1) ones and (use_span + 1) zeros
    * alternate, starting with ones when the sub-mask's first span is 1; the first start-count bits
-   * are skipped. N may be at most 512 here. In a constant expression an invalid descriptor or
-   * argument is a compile error; at run time the result is then empty (use masks_checked to see
-   * the error).
+   * are skipped. N is at most 256 (the largest N of any tcgen05.mma shape). In a constant
+   * expression an invalid descriptor or argument is a compile error; at run time the result is
+   * then empty (use masks_checked to see the error).
    */
   PTXGEN_HD constexpr ZeroColumnMasks masks(uint32_t m, uint32_t n) const noexcept { return masks_(m, n, true).value; }
   PTXGEN_HD constexpr Result<ZeroColumnMasks, Field> masks_checked(uint32_t m, uint32_t n) const noexcept {
@@ -314,7 +314,7 @@ struct ZeroColumnMaskDesc_t {
     }
     if (n == 0u) { if (diagnose) invalid_field<n_zero>(); return {out, Errc::not_allowed, Field::n}; }
     if (n % count != 0u) { if (diagnose) invalid_field<n_not_a_multiple_of_the_sub_mask_count>(); return {out, Errc::not_a_multiple, Field::n}; }
-    if (n > ZeroColumnMasks::max_columns) { if (diagnose) invalid_field<n_above_512>(); return {out, Errc::too_large, Field::n}; }
+    if (n > ZeroColumnMasks::max_columns) { if (diagnose) invalid_field<n_above_256>(); return {out, Errc::too_large, Field::n}; }
     if (column_shift > max_shift) { if (diagnose) invalid_field<column_shift_above_the_maximum_for_m>(); return {out, Errc::too_large, Field::column_shift}; }
     out.count = count;
     out.size = n / count;
@@ -341,7 +341,7 @@ struct ZeroColumnMaskDesc_t {
   struct m_not_128_64_32; /* M must be one of 128, 64, 32 */
   struct n_zero; /* N must be positive */
   struct n_not_a_multiple_of_the_sub_mask_count; /* N must be a multiple of the sub-mask count of M */
-  struct n_above_512; /* N must be at most 512 */
+  struct n_above_256; /* N must be at most 256 */
   struct column_shift_above_the_maximum_for_m; /* column_shift must be at most 32 for M=128, 32 for M=64, 16 for M=32 */
 };
 

@@ -330,6 +330,6 @@ constexpr auto fail_19 = C::decode(0x2100000000000000ull);  // expect: column_sh
 constexpr auto fail_20 = C{}.masks(129u, 64u);  // expect: m_not_128_64_32
 constexpr auto fail_21 = C{}.masks(128u, 0u);  // expect: n_zero
 constexpr auto fail_22 = C{}.masks(32u, 4u + 2u);  // expect: n_not_a_multiple_of_the_sub_mask_count
-constexpr auto fail_23 = C{}.masks(128u, 513u);  // expect: n_above_512
+constexpr auto fail_23 = C{}.masks(128u, 257u);  // expect: n_above_256
 constexpr auto fail_24 = C{}.with_column_shift(17u).masks(32u, 64u);  // expect: column_shift_above_the_maximum_for_m
 }  // namespace compile_fail_ZeroColumnMaskDesc

@@ -5597,7 +5597,7 @@ static_assert((example_4.word(3) & 0x1fffull) == 0x1c38ull, "Example 4: M = 32")
 static_assert(C{}.masks_checked(129u, 64u).error == Errc::not_allowed && C{}.masks_checked(129u, 64u).field == C::Field::m, "bad M");
 static_assert(C{}.masks_checked(128u, 0u).error == Errc::not_allowed && C{}.masks_checked(128u, 0u).field == C::Field::n, "N = 0");
 static_assert(C{}.masks_checked(32u, 4u + 2u).error == Errc::not_a_multiple && C{}.masks_checked(32u, 4u + 2u).field == C::Field::n, "N not a multiple of the sub-mask count");
-static_assert(C{}.masks_checked(128u, 513u).error == Errc::too_large && C{}.masks_checked(128u, 513u).field == C::Field::n, "N too large");
+static_assert(C{}.masks_checked(128u, 257u).error == Errc::too_large && C{}.masks_checked(128u, 257u).field == C::Field::n, "N too large");
 static_assert(C{}.with_column_shift(17u).masks_checked(32u, 64u).error == Errc::too_large && C{}.with_column_shift(17u).masks_checked(32u, 64u).field == C::Field::column_shift, "column shift above the maximum for M");
-static_assert(C{}.masks(128u, 512u).size == 512u, "largest N");
+static_assert(C{}.masks(128u, 256u).size == 256u, "largest N");
 }  // namespace conformance_ZeroColumnMaskDesc

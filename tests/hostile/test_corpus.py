@@ -1,0 +1,502 @@
+"""The hostile corpus (issue 12): broken specs, hostile values and hostile paths, each with
+the exit code and the one message ptxgen must answer with - never a traceback - and the
+guarantee that a refusal writes nothing and that nothing outside the output folder is
+ever touched.
+
+Every case runs the real command line (``python -m ptxgen``) in a private project: a copy
+of the descriptor tables (``spec/descriptors``, ``spec/schema``) in a git repository, with
+some files of its own (``my.txt``, ``kernels/my_kernel.cu``). The whole project is
+snapshotted (paths, kinds, bytes, modes) before and after each command.
+
+Case files: ``tests/hostile/specs/`` (one per entry; ``demo.yaml.in`` is the template of
+the name cases); binary and large cases are made below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import SPEC, Result, run_cli
+
+HERE = Path(__file__).resolve().parent
+CASES = HERE / "specs"
+
+
+# -- the private project and its snapshot ------------------------------------------------
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_project(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SPEC / "descriptors", root / "spec" / "descriptors")
+    shutil.copytree(SPEC / "schema", root / "spec" / "schema")
+    (root / "my.txt").write_text("mine\n")
+    (root / "kernels").mkdir()
+    (root / "kernels" / "my_kernel.cu").write_text("__global__ void k() {}\n")
+    (root / "afile").write_text("a regular file\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "keep.txt").write_text("keep\n")
+    _git(root, "init", "-q")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "project")
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, str, int]]:
+    """Every path below ``root`` (``.git`` included): kind, content hash, mode."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            rel = p.relative_to(root).as_posix()
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(p), 0)
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir", "", st.st_mode)
+            else:
+                out[rel] = ("file", hashlib.sha256(p.read_bytes()).hexdigest(), st.st_mode)
+    return out
+
+
+def no_traceback(res: Result) -> None:
+    assert "Traceback" not in res.err and "Traceback" not in res.out, res.err
+
+
+def one_line(res: Result, code: int = 2) -> str:
+    """Exit ``code``, nothing on stdout, exactly one line on stderr."""
+    no_traceback(res)
+    assert res.code == code, (res.code, res.out, res.err)
+    assert res.out == ""
+    lines = res.err.splitlines()
+    assert len(lines) == 1, res.err
+    return lines[0]
+
+
+def refused_unchanged(root: Path, cwd: Path, *args: str, code: int = 2) -> str:
+    """Run ptxgen in ``cwd``; it must refuse (one line, exit 2) and change nothing."""
+    before = snapshot(root.parent)
+    res = run_cli(*args, cwd=cwd, timeout=120)
+    line = one_line(res, code)
+    assert snapshot(root.parent) == before, "a refused command changed the project"
+    return line
+
+
+# -- broken specs ----------------------------------------------------------------------
+
+def _name_case(name: str) -> bytes:
+    return (CASES / "demo.yaml.in").read_text().replace("NAME", name).encode()
+
+
+def _deep(depth: int) -> bytes:
+    return b"# yaml-language-server: $schema=../schema/descriptor.schema.json\n" + \
+        b"descriptor: " + b"[" * depth + b"]" * depth + b"\n"
+
+
+MODELINE = b"# yaml-language-server: $schema=../schema/descriptor.schema.json\n"
+
+#: (case id, file name under spec/descriptors, content, the diagnostic ptxgen must print).
+SPEC_CASES: list[tuple[str, str, Callable[[], bytes], str]] = [
+    ("alias-bomb", "alias_bomb.yaml", lambda: (CASES / "alias_bomb.yaml").read_bytes(),
+     "alias_bomb.yaml:8:15: alias *a4 makes the document expand to more than 100000 values "
+     "(a YAML alias bomb?); spec files are limited to 100000"),
+    ("recursive-alias", "recursive_alias.yaml",
+     lambda: (CASES / "recursive_alias.yaml").read_bytes(),
+     "recursive_alias.yaml:3:26: alias *self refers to a collection that contains it (a "
+     "recursive alias)"),
+    ("undefined-alias", "undefined_alias.yaml",
+     lambda: (CASES / "undefined_alias.yaml").read_bytes(),
+     "undefined_alias.yaml:3:8: alias *nowhere names no anchor defined before it"),
+    ("deep-nesting", "deep.yaml", lambda: _deep(100_000),
+     "deep.yaml:2:76: nesting deeper than 64 levels; spec files are limited to 64"),
+    ("two-documents", "two_documents.yaml", lambda: (CASES / "two_documents.yaml").read_bytes(),
+     "two_documents.yaml:3:1: a second YAML document ('---'); a spec file holds one document"),
+    ("top-level-list", "top_level_list.yaml",
+     lambda: (CASES / "top_level_list.yaml").read_bytes(),
+     "top_level_list.yaml:2:1: the top level of a spec file must be a mapping of keys "
+     "(such as 'descriptor: ...'), not a list"),
+    ("python-tag", "python_tag.yaml", lambda: (CASES / "python_tag.yaml").read_bytes(),
+     "python_tag.yaml:3:13: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:"
+     "os.system': specs use plain mappings, sequences and scalars only"),
+    ("python-scalar-tag", "python_scalar_tag.yaml",
+     lambda: (CASES / "python_scalar_tag.yaml").read_bytes(),
+     "python_scalar_tag.yaml:4:8: YAML syntax error: could not determine a constructor for "
+     "the tag 'tag:yaml.org,2002:python/name:os.system'"),
+    ("schema-device", "schema_device.yaml", lambda: (CASES / "schema_device.yaml").read_bytes(),
+     "schema_device.yaml:1:1: the modeline names 'zero'; schemas are *.schema.json files"),
+    ("overlap", "overlap.yaml", lambda: (CASES / "overlap.yaml").read_bytes(),
+     "overlap.yaml:13:11: bit 3 overlaps field 'first' (bits 0-3)"),
+    ("not-utf8", "latin1.yaml", lambda: MODELINE + b"descriptor: demo_desc\ntitle: caf\xe9\n",
+     "latin1.yaml:3:11: byte 0xe9 is not UTF-8; spec files are UTF-8 text"),
+    ("utf16", "utf16.yaml", lambda: (MODELINE + b"descriptor: demo_desc\n").decode()
+     .encode("utf-16"),
+     "utf16.yaml:1:1: byte 0xff is not UTF-8 (a UTF-16 byte-order mark: save the file as "
+     "UTF-8); spec files are UTF-8 text"),
+    ("yml-suffix", "other.yml", lambda: _name_case("first"),
+     "other.yml:1:1: spec files end in '.yaml'; rename this file to other.yaml (it was not "
+     "read)"),
+    ("too-large", "huge.yaml", lambda: MODELINE + b"# " + b"x" * (5 * 1024 * 1024) + b"\n",
+     "huge.yaml:1:1: 5242948 bytes; spec files are limited to 4194304 bytes"),
+    ("empty", "empty.yaml", lambda: b"", "empty.yaml:1:1: empty document"),
+    ("field-Foo", "demo.yaml", lambda: _name_case("Foo"),
+     "demo.yaml:10:11: fields/0/name: 'Foo' breaks the naming rule: names are "
+     "lower_snake_case: a lower-case letter, then lower-case letters, digits or '_'"),
+    *[(f"field-{n}", "demo.yaml", (lambda n=n: _name_case(n)),
+       f"demo.yaml:10:11: field name: '{n}' is reserved: {why}")
+      for n, why in [
+          ("encode", "it is a member of the generated descriptor classes and structs "
+                     "(python, c++)"),
+          ("decode", "it is a member of the generated descriptor classes and structs "
+                     "(python, c++)"),
+          ("replace", "it is a member of the generated descriptor classes (python)"),
+          ("with_swizzle", "the C++ setters are named with_<field>()"),
+          ("self", "it is the first parameter of every descriptor constructor (python)"),
+          ("encode_checked", "it is a member of the generated descriptor structs (c++)"),
+          ("first_above_7", "the C++ compile-error reasons are named <field>_above_<max>"),
+      ]],
+]
+
+
+@pytest.mark.parametrize(("case", "name", "content", "message"), SPEC_CASES,
+                         ids=[c[0] for c in SPEC_CASES])
+def test_broken_spec_is_refused_and_nothing_is_written(project: Path, case: str, name: str,
+                                                      content: Callable[[], bytes],
+                                                      message: str) -> None:
+    (project / "spec" / "descriptors" / name).write_bytes(content())
+    before = snapshot(project.parent)
+    start = time.monotonic()
+    res = run_cli("generate", cwd=project, timeout=120)
+    took = time.monotonic() - start
+    no_traceback(res)
+    assert res.code == 2 and res.out == "", (res.code, res.out, res.err)
+    lines = res.err.splitlines()
+    assert f"spec/descriptors/{message}" in lines, res.err
+    assert lines[-1].startswith("ptxgen: ") and lines[-1].endswith("error(s); nothing written")
+    assert snapshot(project.parent) == before  # nothing written, nothing run (PWNED)
+    assert took < 60, f"{case} took {took:.1f} s"
+    res = run_cli("validate", cwd=project, timeout=120)
+    assert res.code == 2 and f"spec/descriptors/{message}" in res.err.splitlines(), res.err
+
+
+def test_alias_bomb_is_refused_fast_in_small_memory(project: Path) -> None:
+    """On main the 9-level bomb ran until killed (6 levels: 18 s, 1.6 GB)."""
+    shutil.copy(CASES / "alias_bomb.yaml", project / "spec" / "descriptors")
+    code = ("import resource, sys, time; from pathlib import Path\n"
+            "from ptxgen.errors import SpecError\nfrom ptxgen.load import load_spec_dir\n"
+            "t = time.perf_counter()\n"
+            "try:\n    load_spec_dir(Path('spec'))\nexcept SpecError as e:\n    print(e)\n"
+            "print(time.perf_counter() - t)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
+                         text=True, timeout=120, check=True)
+    message, seconds, max_rss_kb = res.stdout.strip().rsplit("\n", 2)
+    assert "alias bomb" in message
+    assert float(seconds) < 2.0
+    assert int(max_rss_kb) < 200 * 1024  # the interpreter alone is about 30 MB
+
+
+def test_a_bom_is_accepted(project: Path) -> None:
+    path = project / "spec" / "descriptors" / "smem_desc.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    res = run_cli("validate", cwd=project)
+    assert res.code == 0, res.err
+
+
+def test_a_hostile_git_revision_is_refused_by_diff(project: Path) -> None:
+    """``ptxgen diff`` reads any revision: someone else's bomb is refused with REV:file."""
+    shutil.copy(CASES / "alias_bomb.yaml", project / "spec" / "descriptors")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "bomb")
+    (project / "spec" / "descriptors" / "alias_bomb.yaml").unlink()
+    before = snapshot(project.parent)
+    res = run_cli("diff", "HEAD~1", "HEAD", cwd=project, timeout=120)
+    no_traceback(res)
+    assert res.code == 2
+    assert "HEAD:spec/descriptors/alias_bomb.yaml:8:15: alias *a4 makes the document expand" \
+        in res.err, res.err
+    assert snapshot(project.parent) == before
+
+
+# -- hostile values ---------------------------------------------------------------------
+
+WORD = "0x0003028000000000"  # README: non_zero_mask=1 skip_span=2 use_span=3
+
+#: (argv, the one error line (a prefix of it)): exit 2, nothing on stdout.
+VALUE_CASES: list[tuple[tuple[str, ...], str]] = [
+    (("zero-column-mask", WORD, "--m", "128", "--n", "20000"),
+     "ptxgen: error: zero-column-mask: n: 20000 is not allowed; allowed: a positive multiple "
+     "of 1 (the sub-mask count for M=128) up to 256"),
+    (("zero-column-mask", WORD, "--m", "32", "--n", "100000000"),
+     "ptxgen: error: zero-column-mask: n: 100000000 is not allowed; allowed: a positive "
+     "multiple of 4 (the sub-mask count for M=32) up to 256"),
+    (("zero-column-mask", WORD, "--m", "64", "--n", "-2"),
+     "ptxgen: error: zero-column-mask: n: -2 is not allowed"),
+    (("encode", "smem_desc", "start_address=" + "9" * 4000),
+     "ptxgen: error: smem_desc: start_address: 9999999999999999999999999999999999999... is "
+     "not allowed; allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0"),
+    (("decode", "smem_desc", "0x" + "f" * 5000),
+     "ptxgen: error: HEX: 0xfffffffffffffffffffffffffffffffffff... does not fit"),
+    (("decode", "smem_desc", "0x" + "z" * 5000),
+     "ptxgen: error: HEX: '0xzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz...' is not a hexadecimal "
+     "number"),
+    (("encode", "instr_desc", "--kind", "F16"),
+     "ptxgen: error: --kind: unknown kind 'F16' for instr_desc (did you mean 'f16'?)"),
+    (("encode", "smem_desc", "start_adress=0"),
+     "ptxgen: error: smem_desc: unknown field 'start_adress' (did you mean 'start_address'?)"),
+    (("encode", "smem_desc", "swizzle=128B"),
+     "ptxgen: error: smem_desc: swizzle: '128B' is not allowed (did you mean '128b'?)"),
+    (("decode", "instr_dsc", "0x0"),
+     "ptxgen: error: DESCRIPTOR: unknown descriptor 'instr_dsc' (did you mean 'instr_desc'?)"),
+    (("support", "tcgen5.mma.cta_group::1.kind::f16"),
+     "ptxgen: error: tcgen5.mma.cta_group::1.kind::f16: not a valid form: unknown instruction "
+     "(did you mean 'tcgen05.mma.cta_group::1.kind::f16'?)"),
+    (("support", "tcgen05.mma.cta_group::1.kind::f16", "--target", "sm100a"),
+     "ptxgen: error: --target: unknown target 'sm100a' (did you mean 'sm_100a'?)"),
+    (("support", "tcgen05.mma.cta_group::1.kind::f16", "--target", "SM_100A"),
+     "ptxgen: error: --target: unknown target 'SM_100A' (did you mean 'sm_100a'?)"),
+    (("support", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2x"),
+     "ptxgen: error: tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2x: not a "
+     "valid form: tcgen05.mma: cannot read '.scale_vec::2x' after "
+     "'tcgen05.mma.cta_group::1.kind::mxf4.block_scale' (did you mean '.scale_vec::2X'?)"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), VALUE_CASES, ids=lambda x: str(x)[:40])
+def test_hostile_value_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    start = time.monotonic()
+    line = one_line(run_cli(*args, timeout=60))
+    assert line.startswith(message), line
+    assert len(line) < 1000
+    assert time.monotonic() - start < 30
+
+
+# -- hostile paths ------------------------------------------------------------------------
+
+def _link(project: Path) -> None:
+    (project / "link").symlink_to(project / "sub", target_is_directory=True)
+
+
+def _previous_output_with_a_foreign_file(project: Path) -> None:
+    assert run_cli("generate", cwd=project).code == 0
+    (project / "generated" / "notes.txt").write_text("mine\n")
+
+
+def _other_spec(project: Path) -> None:
+    shutil.copytree(project / "spec", project.parent / "other" / "spec")
+
+
+#: (case id, prepare, cwd below the project, argv, the one error line).
+PATH_CASES: list[tuple[str, Callable[[Path], None] | None, str, tuple[str, ...], str]] = [
+    ("root", None, ".", ("--out", "."),
+     "ptxgen: error: --out . holds the spec folder spec (it would be deleted with it); "
+     "nothing written"),
+    ("spec", None, ".", ("--out", "spec"),
+     "ptxgen: error: --out spec is the spec folder; nothing written"),
+    ("above-spec-from-spec", None, "spec", ("--spec", ".", "--out", ".."),
+     "ptxgen: error: --out .. holds the spec folder . (it would be deleted with it); "
+     "nothing written"),
+    ("inside-spec", None, ".", ("--out", "spec/out"),
+     "ptxgen: error: --out spec/out is inside the spec folder spec; nothing written"),
+    ("empty", None, ".", ("--out", ""),
+     "ptxgen: error: --out is empty (an unset variable?); name a folder"),
+    ("user-files", None, ".", ("--out", "kernels"),
+     "ptxgen: error: --out kernels holds files ptxgen did not write (my_kernel.cu) and no "
+     "ptxgen MANIFEST.json; ptxgen writes only into an empty or new folder, or one it "
+     "generated before; nothing written"),
+    ("regular-file", None, ".", ("--out", "afile"),
+     "ptxgen: error: --out afile is a file, not a folder; nothing written"),
+    ("symlink", _link, ".", ("--out", "link"),
+     "ptxgen: error: --out link is a symbolic link; name the folder itself; nothing written"),
+    ("current-folder", None, "sub", ("--spec", "../spec", "--out", "."),
+     "ptxgen: error: --out . is the current folder; name a folder below it; nothing written"),
+    ("above-current", None, "sub", ("--spec", "../../other/spec", "--out", ".."),
+     "ptxgen: error: --out .. holds the current folder; nothing written"),
+    ("foreign-file-in-output", _previous_output_with_a_foreign_file, ".", ("--out", "generated"),
+     "ptxgen: error: --out generated holds files that its MANIFEST.json does not list "
+     "(notes.txt); move them out of the output folder, which ptxgen replaces as a whole; "
+     "nothing written"),
+    ("unwritable", None, ".", ("--out", "/sys/ptxgen-hostile-out"),
+     "ptxgen: error: --out /sys/ptxgen-hostile-out: cannot write: "),
+]
+
+
+@pytest.mark.parametrize(("case", "prepare", "cwd", "args", "message"), PATH_CASES,
+                         ids=[c[0] for c in PATH_CASES])
+def test_hostile_output_folder_is_refused_and_nothing_is_touched(
+        project: Path, case: str, prepare: Callable[[Path], None] | None, cwd: str,
+        args: tuple[str, ...], message: str) -> None:
+    if case == "above-current":
+        _other_spec(project)
+    if prepare is not None:
+        prepare(project)
+    line = refused_unchanged(project, project / cwd, "generate", *args)
+    assert line.startswith(message), line
+    assert not Path("/sys/ptxgen-hostile-out").exists()
+    assert not list(project.parent.glob(".*.new-*")) and not list(project.glob(".*.old-*"))
+
+
+def test_the_repository_root_is_refused_even_with_a_spec_elsewhere(project: Path) -> None:
+    _other_spec(project)
+    line = refused_unchanged(project, project.parent / "other",
+                             "generate", "--spec", "spec", "--out", "../project")
+    assert line == ("ptxgen: error: --out ../project is a git repository; nothing written"), line
+
+
+def test_read_only_file_system_is_one_line(project: Path) -> None:
+    """A read-only file system (EROFS from the first write) is reported, not a traceback.
+    The failure is injected at the operating-system call, in a real ptxgen process."""
+    code = ("import errno, os, sys, tempfile\n"
+            "def refuse(*a, **k):\n"
+            "    raise OSError(errno.EROFS, os.strerror(errno.EROFS), k.get('dir'))\n"
+            "tempfile.mkdtemp = refuse\n"
+            "from ptxgen.cli import main\n"
+            "raise SystemExit(main(['generate', '--out', 'out']))\n")
+    before = snapshot(project.parent)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
+                          text=True, check=False)
+    line = one_line(Result(proc))
+    assert line == (f"ptxgen: error: --out out: cannot write: Read-only file system "
+                    f"({project}); nothing written"), line
+    assert snapshot(project.parent) == before
+
+
+def test_a_new_output_folder_touches_nothing_else(project: Path) -> None:
+    before = snapshot(project.parent)
+    res = run_cli("generate", "--out", "new/deep/out", cwd=project)
+    assert res.code == 0, res.err
+    after = snapshot(project.parent)
+    added = {p for p in after if p not in before}
+    assert all(p.startswith("project/new") for p in added), sorted(added)[:5]
+    assert {p: v for p, v in after.items() if p in before} == before
+
+
+# -- from a subfolder -----------------------------------------------------------------
+
+def test_diff_from_the_spec_folder(project: Path) -> None:
+    path = project / "spec" / "descriptors" / "smem_desc.yaml"
+    path.write_text(path.read_text().replace("description: Matrix base offset",
+                                             "description: Matrix base offset (edited)"))
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
+    res = run_cli("diff", "HEAD~1", "HEAD", cwd=project / "spec")
+    no_traceback(res)
+    assert res.code == 0, res.err
+    assert res.out.startswith("ptxgen diff: HEAD~1 (git ") and ", spec/) -> HEAD (git " in res.out
+
+
+def test_generate_and_check_from_a_subfolder(project: Path) -> None:
+    res = run_cli("generate", cwd=project / "sub")
+    assert res.code == 0, res.err
+    files = len(json.loads((project / "generated" / "MANIFEST.json").read_text())["files"])
+    assert res.out == f"wrote {files + 1} files to ../generated\n", res.out
+    assert (project / "generated" / "MANIFEST.json").is_file()
+    assert run_cli("check", cwd=project / "spec" / "descriptors").code == 0
+    assert run_cli("validate", cwd=project / "spec" / "descriptors").out == \
+        "..: 4 spec files valid\n"
+
+
+def test_no_project_is_explained(tmp_path: Path) -> None:
+    for cmd in (("generate",), ("check",), ("validate",), ("diff", "--ptx-isa", "8.6", "9.0")):
+        line = one_line(run_cli(*cmd, cwd=tmp_path))
+        assert line == (f"ptxgen: error: no ptxgen project here: neither {tmp_path} nor a folder "
+                        "above it has a spec/ folder; run ptxgen inside a project or give "
+                        "--spec DIR") or "--spec: spec is not a spec folder" in line, line
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------
+
+def _interrupt(cmd: list[str], cwd: Path, delay: float,
+               sig: int = signal.SIGINT) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "ptxgen", *cmd], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            # a shell's background job ignores SIGINT; a user's does not
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_ctrl_c_during_generate(tmp_path: Path) -> None:
+    """A real SIGINT at several moments of a whole-spec generate: exit 130 and one line,
+    or (if it came too late) exit 0; the output folder is always the old one or the new
+    one, whole, and no temporary folder is left."""
+    root = tmp_path / "p"
+    root.mkdir()
+    shutil.copytree(SPEC, root / "spec")
+    path = root / "spec" / "descriptors" / "smem_desc.yaml"
+    path.write_text(path.read_text().replace("Matrix base offset", "Matrix base offset (old)"))
+    assert run_cli("generate", cwd=root).code == 0
+    old = _tree(root / "generated")
+    path.write_text(path.read_text().replace(" (old)", ""))
+    from ptxgen import pipeline
+
+    new = pipeline.render(root / "spec")
+    assert new != old
+    codes = []
+    for delay in (0.5, 1.0, 2.0, 3.5):
+        res = _interrupt(["generate"], root, delay)
+        codes.append(res.returncode)
+        assert res.returncode in (0, 130), (delay, res.returncode, res.stderr)
+        if res.returncode == 130:
+            assert res.stderr == "ptxgen: interrupted; nothing was left half-written\n"
+            assert res.stdout == ""
+        now = _tree(root / "generated")
+        assert now in (old, new), delay  # never a mixture
+        assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"], delay
+        if res.returncode == 0:
+            assert now == new
+    assert 130 in codes
+
+
+@pytest.mark.parametrize("cmd", [["validate"], ["check", "--full"],
+                                 ["diff", "--ptx-isa", "8.6", "9.0"]])
+def test_ctrl_c_during_other_commands(cmd: list[str]) -> None:
+    from conftest import ROOT
+
+    res = _interrupt(cmd, ROOT, 0.6)
+    assert res.returncode == 130, (res.returncode, res.stderr)
+    assert res.stderr == "ptxgen: interrupted; nothing was left half-written\n"
+
+
+def test_json_error_on_interrupt() -> None:
+    from conftest import ROOT
+
+    res = _interrupt(["diff", "--ptx-isa", "8.6", "9.0", "--format", "json"], ROOT, 0.6)
+    assert res.returncode == 130, (res.returncode, res.stderr)
+    assert json.loads(res.stdout) == {"ok": False, "exit_code": 130, "error": {
+        "message": "interrupted; nothing was left half-written", "diagnostics": []}}
+
+
+def test_sigterm_cleans_up_too(tmp_path: Path) -> None:
+    """SIGTERM (a CI job cancelled, ``kill``): one line, exit 143, no temporary folder."""
+    root = tmp_path / "p"
+    root.mkdir()
+    shutil.copytree(SPEC, root / "spec")
+    res = _interrupt(["generate"], root, 1.0, signal.SIGTERM)
+    assert res.returncode == 143, (res.returncode, res.stderr)
+    assert res.stderr == "ptxgen: terminated; nothing was left half-written\n"
+    assert sorted(p.name for p in root.iterdir()) == ["spec"]

@@ -1,0 +1,317 @@
+"""Names the generated code uses itself (issue 12): ``validate`` refuses them, and the one
+table that says so (``ptxgen.names.RESERVED``) is checked against the rendered output.
+
+Two directions, so that the table cannot drift from the emitters:
+
+* every reserved name really is a member or name of the rendered Python (read with
+  ``ast``) or C++ (read with regular expressions) - no stale entry;
+* every member of every rendered descriptor class and struct is a field, a reserved
+  name or made from a field by a reserved pattern - no missing entry;
+
+and every reserved name is refused by ``validate`` at the name's ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from conftest import SPEC
+from ptxgen import pipeline
+from ptxgen.emit import render_all
+from ptxgen.errors import SpecError
+from ptxgen.names import (
+    RESERVED,
+    RESERVED_ENUM_CLASSES,
+    RESERVED_FIELD_PATTERNS,
+    RESERVED_ZCM_FIELDS,
+    ReservedNameError,
+    assert_not_reserved,
+    reserved_problem,
+)
+
+
+@cache
+def rendered() -> dict[str, str]:
+    return {p: b.decode() for p, b in render_all(pipeline.load_model(SPEC)).items()}
+
+
+def _py(path: str) -> ast.Module:
+    return ast.parse(rendered()[path])
+
+
+def _classes(module: ast.Module) -> list[ast.ClassDef]:
+    return [n for n in module.body if isinstance(n, ast.ClassDef)]
+
+
+def _members(cls: ast.ClassDef) -> set[str]:
+    out: set[str] = set()
+    for n in cls.body:
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.Assign):
+            out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def _module_names(module: ast.Module) -> set[str]:
+    out: set[str] = set()
+    for n in module.body:
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.Assign):
+            out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name for a in n.names}
+    return out
+
+
+def _annotation_names(cls: ast.ClassDef) -> set[str]:
+    """Names used in the annotations of the class body and its methods' signatures."""
+    exprs: list[ast.expr] = []
+    for n in cls.body:
+        if isinstance(n, ast.AnnAssign):
+            exprs.append(n.annotation)
+        elif isinstance(n, ast.FunctionDef):
+            args = n.args.args + n.args.kwonlyargs + [a for a in (n.args.vararg, n.args.kwarg)
+                                                      if a is not None]
+            exprs += [a.annotation for a in args if a.annotation is not None]
+            if n.returns is not None:
+                exprs.append(n.returns)
+    return {x.id for e in exprs for x in ast.walk(e) if isinstance(x, ast.Name)}
+
+
+def _descriptor_modules() -> list[str]:
+    return [p for p in rendered() if re.fullmatch(r"python/(?!ptx|_runtime|__init__)\w+\.py", p)]
+
+
+def _cpp(path: str) -> str:
+    """A header without its comments."""
+    text = re.sub(r"/\*.*?\*/", " ", rendered()[path], flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def _descriptor_headers() -> list[str]:
+    return [p for p in rendered() if re.fullmatch(r"include/ptxgen/\w+\.hpp", p)
+            and p.rsplit("/", 1)[1] not in ("core.hpp", "ptx.hpp", "ptxgen.hpp")]
+
+
+def _masks_body() -> str:
+    text = _cpp("include/ptxgen/zero_column_mask_desc.hpp")
+    start = text.index("masks_(uint32_t m, uint32_t n, bool diagnose)")
+    return text[start:text.index("return {out, Errc::ok, Field::none};\n  }", start)]
+
+
+# -- every entry is real --------------------------------------------------------------
+
+def _is_generated(role: str, name: str, lang: str) -> bool:
+    if role == "field" and lang == "python":
+        classes = [c for p in _descriptor_modules() for c in _classes(_py(p))]
+        return (any(name in _members(c) for c in classes)
+                or any(name in _annotation_names(c) for c in classes)
+                or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                       and n.args.args[0].arg == name for c in classes for n in c.body))
+    if role == "field":  # c++: a word of a descriptor header's code
+        return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", _cpp(h))
+                   for h in _descriptor_headers())
+    if role == "descriptor":
+        files = {"ptx": ["python/ptx.py", "include/ptxgen/ptx.hpp"],
+                 "core": ["include/ptxgen/core.hpp"], "ptxgen": ["include/ptxgen/ptxgen.hpp"],
+                 "instructions": ["docs/instructions.md"], "readme": ["docs/README.md"],
+                 "ptx_builders": ["tests/test_ptx_builders.py"],
+                 "ptxas_conformance": ["tests/test_ptxas_conformance.py"]}.get(name)
+        if files is not None:
+            return all(f in rendered() for f in files)
+        return name in _module_names(_py("python/__init__.py"))
+    if role == "class" and lang == "python":
+        return (name in _module_names(_py("python/__init__.py"))
+                or any(name in _module_names(_py(p)) for p in _descriptor_modules()))
+    if role == "class":
+        return any(re.search(rf"\b(struct|enum class) {name}\b", _cpp(h))
+                   for h in ["include/ptxgen/core.hpp", *_descriptor_headers()])
+    if role == "instruction" and lang == "python":
+        return name in _module_names(_py("python/ptx.py"))
+    if role == "instruction":
+        return bool(re.search(rf"\b{name}\b", _cpp("include/ptxgen/ptx/target.hpp")))
+    if role == "operand" and lang == "python":
+        builders = [n for n in _py("python/ptx.py").body if isinstance(n, ast.FunctionDef)
+                    and n.args.kwonlyargs]
+        return all(any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(b))
+                   for b in builders)
+    wrapper = _cpp("include/ptxgen/ptx/ldmatrix.hpp")
+    sig = wrapper[wrapper.index("PTXGEN_PTX_DEVICE void ldmatrix("):]
+    return f"{name}::" in sig[:sig.index("{")]
+
+
+@pytest.mark.parametrize(("role", "name"), [(r, n) for r, names in RESERVED.items()
+                                            for n in names])
+def test_every_reserved_name_is_used_by_the_generated_code(role: str, name: str) -> None:
+    langs, what = RESERVED[role][name]
+    for lang in langs.split(", "):
+        assert _is_generated(role, name, lang), (role, name, lang, what)
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED_ZCM_FIELDS))
+def test_zero_column_mask_locals_are_used_by_masks(name: str) -> None:
+    assert re.search(rf"(?<![\w.]){name}\b", _masks_body()), name
+
+
+def test_reserved_enum_classes_are_struct_members() -> None:
+    for name in RESERVED_ENUM_CLASSES:
+        assert all(re.search(rf"\b{name}\b", _cpp(h)) for h in _descriptor_headers()), name
+
+
+# -- nothing is missing ----------------------------------------------------------------
+
+def _made_from_fields(name: str, fields: set[str]) -> bool:
+    return any(re.search(p, name) for p, _ in RESERVED_FIELD_PATTERNS) and any(
+        f in name for f in fields)
+
+
+def test_every_python_member_is_a_field_or_reserved() -> None:
+    model = pipeline.load_model(SPEC)
+    for d in model.descriptors:
+        module = _py(f"python/{d.name}.py")
+        for cls, lay in zip(_classes(module), d.layouts, strict=True):
+            fields = {f.name for f in lay.fields}
+            enums = {f.enum_class for f in lay.fields if f.enum_class}
+            for m in _members(cls) - fields - enums:
+                if m.isupper() or (m.startswith("__") and m.endswith("__")):
+                    continue  # constants and dunders: no field can be spelled so
+                assert m in RESERVED["field"], (cls.name, m)
+            for m in _annotation_names(cls) - enums - {"ClassVar", "FieldSpec", "None",
+                                                      cls.name}:
+                assert m in RESERVED["field"], (cls.name, m)
+
+
+def test_every_cpp_member_is_a_field_or_reserved() -> None:
+    model = pipeline.load_model(SPEC)
+    declared = re.compile(r"PTXGEN_HD[^(;]*?\b(\w+)\(|static constexpr \w+ (\w+) =|"
+                          r"using (\w+) =|enum class (\w+)")
+    for d in model.descriptors:
+        text = _cpp(f"include/ptxgen/{d.name}.hpp")
+        fields = {f.name for lay in d.layouts for f in lay.fields}
+        enums = {f.enum_class for lay in d.layouts for f in lay.fields if f.enum_class}
+        for struct in re.finditer(r"struct (\w+_t) \{(.*?)\n\};", text, re.S):
+            for m in declared.finditer(struct.group(2)):
+                name = next(g for g in m.groups() if g)
+                if name in fields or name in enums or name in ("Field", "Kind"):
+                    continue
+                assert name in RESERVED["field"] or _made_from_fields(name, fields), \
+                    (struct.group(1), name)
+
+
+# -- validate refuses every one, at the name ------------------------------------------
+
+@pytest.fixture(scope="module")
+def descriptor_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dst = tmp_path_factory.mktemp("spec") / "spec"
+    shutil.copytree(SPEC / "descriptors", dst / "descriptors")
+    shutil.copytree(SPEC / "schema", dst / "schema")
+    return dst
+
+
+def _refused(spec: Path, rel: str, old: str, new: str) -> list[str]:
+    path = spec / rel
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+    try:
+        with pytest.raises(SpecError) as info:
+            pipeline.load_documents(spec)
+    finally:
+        path.write_text(text)
+    line = text[:text.index(old)].count("\n") + 1
+    col = len(old) - len(old.lstrip()) + 1 + len("- name: ") * old.lstrip().startswith("- ")
+    return [str(d) for d in info.value.diagnostics if d.line == line and d.col >= col]
+
+
+FIELD_NAMES = sorted(set(RESERVED["field"]) | {"with_swizzle", "lbo_mode_above_1",
+                                               "swizzle_not_one_of_none", "base_offset_for",
+                                               "base_offset_for_checked"})
+
+
+@pytest.mark.parametrize("name", FIELD_NAMES)
+def test_validate_refuses_a_reserved_field_name(descriptor_spec: Path, name: str) -> None:
+    found = _refused(descriptor_spec, "descriptors/smem_desc.yaml", "  - name: lbo_mode\n",
+                     f"  - name: {name}\n")
+    assert found and "field name:" in found[0], found
+    assert reserved_problem("field", name) is not None or "keyword" in found[0]
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED_ZCM_FIELDS))
+def test_validate_refuses_a_mask_local_in_a_zero_column_mask(descriptor_spec: Path,
+                                                             name: str) -> None:
+    found = _refused(descriptor_spec, "descriptors/zero_column_mask_desc.yaml",
+                     "  - name: non_zero_mask\n", f"  - name: {name}\n")
+    assert found and "is reserved" in found[0], found
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED["descriptor"]))
+def test_validate_refuses_a_reserved_descriptor_name(descriptor_spec: Path, name: str) -> None:
+    found = _refused(descriptor_spec, "descriptors/wgmma_desc.yaml", "descriptor: wgmma_desc\n",
+                     f"descriptor: {name}\n")
+    assert any("descriptor name:" in f and "is reserved" in f for f in found), found
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED["class"]))
+def test_validate_refuses_a_reserved_class_name(descriptor_spec: Path, name: str) -> None:
+    found = _refused(descriptor_spec, "descriptors/wgmma_desc.yaml", "class_name: WgmmaDesc\n",
+                     f"class_name: {name}\n")
+    assert any("class name:" in f and "is reserved" in f for f in found), found
+
+
+@pytest.fixture(scope="module")
+def instruction_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dst = tmp_path_factory.mktemp("ispec") / "spec"
+    (dst / "instructions").mkdir(parents=True)
+    shutil.copy(SPEC / "targets.yaml", dst / "targets.yaml")
+    shutil.copy(SPEC / "instructions" / "ldmatrix.yaml", dst / "instructions")
+    shutil.copytree(SPEC / "schema", dst / "schema")
+    return dst
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED["instruction"]))
+def test_validate_refuses_a_reserved_instruction_id(instruction_spec: Path, name: str) -> None:
+    found = _refused(instruction_spec, "instructions/ldmatrix.yaml", "    id: ldmatrix\n",
+                     f"    id: {name}\n")
+    assert any("instruction id:" in f for f in found), found
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED["operand"]))
+def test_validate_refuses_a_reserved_operand_name(instruction_spec: Path, name: str) -> None:
+    path = instruction_spec / "instructions" / "ldmatrix.yaml"
+    text = path.read_text()
+    first = text.index("      - name: p\n")  # ldmatrix's address operand
+    path.write_text(text[:first] + f"      - name: {name}\n"
+                    + text[first + len("      - name: p\n"):])
+    try:
+        with pytest.raises(SpecError) as info:
+            pipeline.load_documents(instruction_spec)
+    finally:
+        path.write_text(text)
+    line = text[:first].count("\n") + 1
+    assert any(d.line == line and "operand name:" in d.message
+               for d in info.value.diagnostics), info.value.diagnostics
+
+
+def test_the_emitters_assert_against_the_same_table() -> None:
+    for role, names in RESERVED.items():
+        for name in names:
+            with pytest.raises(ReservedNameError):
+                assert_not_reserved(role, [name])
+    with pytest.raises(ReservedNameError):
+        assert_not_reserved("field", ["with_swizzle"])
+    with pytest.raises(ReservedNameError):
+        assert_not_reserved("field", ["count"], zero_column_mask=True)
+    assert_not_reserved("field", ["count"])  # only a mask's local
+    assert_not_reserved("field", ["max_shift"])  # the instruction descriptor's field
