@@ -305,16 +305,19 @@ class Provenance:
     seeds: tuple[str, ...]
     ptxas: str | None
     note: str | None
+    document: str | None = None
 
     @staticmethod
     def build(raw: Mapping[str, Any] | None) -> Provenance:
         raw = raw or {}
-        return Provenance(tuple(raw.get("seeds", ())), raw.get("ptxas"), raw.get("note"))
+        return Provenance(tuple(raw.get("seeds", ())), raw.get("ptxas"), raw.get("note"),
+                          raw.get("document"))
 
     @property
     def from_ptxas(self) -> bool:
-        """True when no seed states the rule: it was established with ptxas."""
-        return not self.seeds
+        """True when no seed and no document states the rule: it was established with
+        ptxas."""
+        return not self.seeds and not self.document
 
 
 @dataclass(frozen=True)
@@ -427,9 +430,24 @@ class Rule:
         return len({form[n] for n in self.equal}) <= 1
 
 
+#: One shape of a ``shapes`` descriptor rule: the numbers each field may take together.
+Shape = tuple[tuple[str, tuple[int, ...]], ...]
+
+
+def shape_values(spec: Any) -> tuple[int, ...]:
+    """The numbers of one field of a shape: a list, or a range ``{from, to, step}``."""
+    if isinstance(spec, dict):
+        return tuple(range(spec["from"], spec["to"] + 1, spec.get("step", 1)))
+    if isinstance(spec, list):
+        return tuple(int(v) for v in spec)
+    return (int(spec),)
+
+
 @dataclass(frozen=True)
 class DescriptorRule:
-    """A rule on the value of a descriptor operand, in the forms that match ``when``."""
+    """A rule on the value of a descriptor operand, in the forms that match ``when``:
+    fields that must take one of the ``require``d values, or (``shapes``) fields whose
+    values together must be one of the listed shapes."""
 
     id: str
     operand: str
@@ -437,10 +455,29 @@ class DescriptorRule:
     require: tuple[tuple[str, tuple[str, ...]], ...]  # field -> allowed (normalised) values
     message: str
     provenance: Provenance
+    shapes: tuple[Shape, ...] = ()
+
+    @property
+    def shape_fields(self) -> tuple[str, ...]:
+        """The fields the shapes constrain, in the order of the first shape."""
+        out: list[str] = []
+        for shape in self.shapes:
+            out += [n for n, _ in shape if n not in out]
+        return tuple(out)
+
+    def matches_shape(self, fields: Mapping[str, object]) -> bool:
+        def num(name: str) -> object:
+            value = fields.get(name)
+            return int(value) if isinstance(value, int) or str(value).isdigit() else value
+
+        return any(all(num(n) in vals for n, vals in shape) for shape in self.shapes)
 
     def problems(self, fields: Mapping[str, object]) -> list[str]:
         """Why the decoded ``fields`` break this rule (empty: they do not)."""
         out = []
+        if self.shapes and not self.matches_shape(fields):
+            got = ", ".join(f"{n} = {fields.get(n)}" for n in self.shape_fields)
+            out.append(f"{self.message} ({self.operand}: {got}) [{self.id}]")
         for name, allowed in self.require:
             value = norm(fields.get(name))
             if value not in allowed:
@@ -882,8 +919,11 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         examples=tuple(raw.get("examples", ())), targets=targets,
         descriptor_rules=tuple(
             DescriptorRule(r["id"], r["operand"], Condition.build(r["when"]),
-                           tuple((k, tuple(norm(v) for v in vs)) for k, vs in r["require"].items()),
-                           " ".join(r["message"].split()), prov(r))
+                           tuple((k, tuple(norm(v) for v in vs))
+                                 for k, vs in r.get("require", {}).items()),
+                           " ".join(r["message"].split()), prov(r),
+                           tuple(tuple((k, shape_values(v)) for k, v in s.items())
+                                 for s in r.get("shapes", ())))
             for r in raw.get("descriptor_rules", ())))
 
 

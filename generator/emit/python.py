@@ -6,7 +6,7 @@ from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
-from ptxgen.model import Descriptor, Field, Layout, Spec
+from ptxgen.model import Descriptor, Field, Layout, Spec, progressions, values_text
 
 OUT = "python"
 
@@ -125,6 +125,24 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "fields": fields,
         "swizzle": swizzle_view(lay),
         "zcm": zcm_view(lay),
+        "shapes": shapes_view(lay),
+    }
+
+
+def shapes_view(lay: Layout) -> dict[str, Any] | None:
+    """The shape table of a layout (its (m, n) pairs) as Python source."""
+    s = lay.shapes
+    if s is None:
+        return None
+    return {
+        "first": escape.ident(s.fields[0]),
+        "second": escape.ident(s.fields[1]),
+        "fields": ", ".join(escape.py_str(f) for f in s.fields),
+        "runs": [(first, "".join(f"({a}, {b}, {st}), " for a, b, st in progressions(seconds)))
+                 for first, seconds in s.table],
+        "firsts": escape.py_str(values_text(s.first_values)),
+        "seconds": [(first, escape.py_str(values_text(seconds))) for first, seconds in s.table],
+        "source": escape.py_str(s.source),
     }
 
 
@@ -135,6 +153,7 @@ def swizzle_view(lay: Layout) -> dict[str, Any] | None:
     enum = lay.field(sp.field).enum_class
     return {
         "field": sp.field,
+        "index": [f.name for f in lay.fields].index(sp.field),
         "enum": enum,
         "boundaries": [(p.code, p.boundary, escape.py_str(p.label)) for p in sp.patterns],
         "shift": sp.shift,
@@ -145,7 +164,8 @@ def swizzle_view(lay: Layout) -> dict[str, Any] | None:
             f"0 when the pattern starts on its boundary (" +
             ", ".join(f"{p.label}: {p.boundary}-Byte" for p in sp.patterns) +
             f"), otherwise {sp.formula}, which must then be non-zero; with no swizzling "
-            f"there is no pattern and the result is 0. Raises DescriptorError otherwise.", 4),
+            f"there is no pattern and the result is 0. {sp.field} is a code, an enum member "
+            f"or its name as `ptxgen encode` spells it. Raises DescriptorError otherwise.", 4),
     }
 
 
@@ -175,9 +195,13 @@ def zcm_view(lay: Layout) -> dict[str, Any] | None:
 
 def _helpers(classes: list[dict[str, Any]]) -> list[str]:
     """The run-time helpers a module's generated code calls (imports stay exact)."""
-    used = {"FieldSpec", "_check_word", "_set"}
+    used = {"FieldSpec", "_check_word", "_rebuild", "_set"}
+    if any(c["shapes"] for c in classes):
+        used |= {"ShapeTable", "_shape"}
     if any(c["swizzle"] or c["zcm"] for c in classes):
         used.add("DescriptorError")
+    if any(c["swizzle"] for c in classes):
+        used.add("_enum")
     for c in classes:
         for f in c["fields"]:
             used.update(h for h in ("_codes", "_enum", "_multiple", "_range", "_set")

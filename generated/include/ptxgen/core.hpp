@@ -5,7 +5,8 @@
  * Shared support of the generated ptxgen headers: the fixed-width integer
  * types (from <cstdint>, or the built-in types under NVRTC, which has no
  * standard headers), the host/device qualifier, and the error codes and
- * result types of the checked API. Depends on nothing but <cstdint>.
+ * result types of the checked API. Depends on nothing but <cstdint> (and <cstdlib> for
+ * std::abort where the compiler has no __builtin_trap).
  */
 #pragma once
 
@@ -18,6 +19,9 @@ using uint64_t = unsigned long long;
 }  // namespace ptxgen
 #else
 #include <cstdint>
+#if !defined(__GNUC__) && !defined(__clang__)
+#include <cstdlib> /* std::abort, for invalid_descriptor() */
+#endif
 namespace ptxgen {
 using std::uint8_t;
 using std::uint32_t;
@@ -51,9 +55,25 @@ enum class Errc : uint8_t {
 /** Deliberately not constexpr. A generated check calls it only for an invalid descriptor,
  *  with a Reason type whose name says which field is wrong and why: in a constant expression
  *  that call is the compile error, and compilers name the Reason in it. At run time it does
- *  nothing. */
+ *  nothing (the caller decides: see invalid_descriptor). */
 template <class Reason>
 PTXGEN_HD inline void invalid_field() noexcept {}
+
+/** Deliberately not constexpr: what encode(), decode(), masks() and base_offset_for() do at
+ *  run time with an invalid descriptor, word or argument, instead of returning a different
+ *  word: stop. On the device the thread executes the PTX `trap` instruction (the kernel
+ *  fails with cudaErrorLaunchFailure); on the host __builtin_trap() (SIGILL) or, elsewhere,
+ *  std::abort(). In a constant expression the check before it is already the compile error
+ *  naming the field. The _checked variants return the error instead. */
+PTXGEN_HD inline void invalid_descriptor() noexcept {
+#if defined(__CUDA_ARCH__)
+  __trap();
+#elif defined(__GNUC__) || defined(__clang__)
+  __builtin_trap();
+#else
+  std::abort();
+#endif
+}
 
 /** The name of an error code ("ok", "not_allowed", ...). */
 PTXGEN_HD constexpr const char* errc_name(Errc e) noexcept {

@@ -36,9 +36,11 @@ struct WgmmaDesc {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
   template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
+  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
     using F = typename D::Field;
     if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, F::start_address}; }
     if (!(d.start_address <= 0x3fff0u)) { if (diagnose) invalid_field<start_address_above_0x3fff0>(); return {Errc::too_large, F::start_address}; }
@@ -71,11 +73,14 @@ struct WgmmaDesc {
  * 64-bit descriptor of a matrix in shared memory read by wgmma.mma_async (sm_90a).
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} is a valid descriptor. Set fields with
+ * the members or the with_<field>() setters. In a constant expression (a constexpr variable, a
+ * static_assert, a template argument) an invalid field is a compile error naming it: in
+ * encode()/decode(), and already in the with_<field>() setter that makes it invalid. At run time
+ * encode()/decode() stop the thread on an invalid descriptor (trap on the device, __builtin_trap
+ * on the host) instead of returning a different word; encode_checked()/decode_checked() report the
+ * first error instead, and encode_unchecked()/decode_unchecked() do not check (fields are
+ * truncated to their width).
  *
  * Use it through its alias WgmmaDesc; the template parameter holds what differs between kinds (the
  * allowed values), and a template is used at all only so that compilers analyse the member
@@ -122,19 +127,20 @@ struct WgmmaDesc_t {
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr WgmmaDesc_t with_start_address(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.start_address = v; return d; }
-  PTXGEN_HD constexpr WgmmaDesc_t with_leading_byte_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.leading_byte_offset = v; return d; }
-  PTXGEN_HD constexpr WgmmaDesc_t with_stride_byte_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.stride_byte_offset = v; return d; }
-  PTXGEN_HD constexpr WgmmaDesc_t with_base_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.base_offset = v; return d; }
-  PTXGEN_HD constexpr WgmmaDesc_t with_swizzle(Swizzle v) const noexcept { WgmmaDesc_t d = *this; d.swizzle = v; return d; }
+  PTXGEN_HD constexpr WgmmaDesc_t with_start_address(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.start_address = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr WgmmaDesc_t with_leading_byte_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.leading_byte_offset = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr WgmmaDesc_t with_stride_byte_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.stride_byte_offset = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr WgmmaDesc_t with_base_offset(uint32_t v) const noexcept { WgmmaDesc_t d = *this; d.base_offset = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr WgmmaDesc_t with_swizzle(Swizzle v) const noexcept { WgmmaDesc_t d = *this; d.swizzle = v; Kind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
   PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!Kind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -170,12 +176,12 @@ struct WgmmaDesc_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr WgmmaDesc_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const WgmmaDesc_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!Kind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 

@@ -57,9 +57,11 @@ struct ZeroColumnMaskDesc {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
   template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
+  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
     using F = typename D::Field;
     if (!(d.start_count_0 <= 255u)) { if (diagnose) invalid_field<start_count_0_above_255>(); return {Errc::not_allowed, F::start_count_0}; }
     if (!(d.start_count_1 <= 255u)) { if (diagnose) invalid_field<start_count_1_above_255>(); return {Errc::not_allowed, F::start_count_1}; }
@@ -102,11 +104,14 @@ struct ZeroColumnMaskDesc {
  * entire column.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} is a valid descriptor. Set fields with
+ * the members or the with_<field>() setters. In a constant expression (a constexpr variable, a
+ * static_assert, a template argument) an invalid field is a compile error naming it: in
+ * encode()/decode(), and already in the with_<field>() setter that makes it invalid. At run time
+ * encode()/decode() stop the thread on an invalid descriptor (trap on the device, __builtin_trap
+ * on the host) instead of returning a different word; encode_checked()/decode_checked() report the
+ * first error instead, and encode_unchecked()/decode_unchecked() do not check (fields are
+ * truncated to their width).
  *
  * Use it through its alias ZeroColumnMaskDesc; the template parameter holds what differs between
  * kinds (the allowed values), and a template is used at all only so that compilers analyse the
@@ -168,26 +173,27 @@ struct ZeroColumnMaskDesc_t {
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_0 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_1 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_2 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_3 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_0 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_1 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_2 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_3 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_non_zero_mask(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.non_zero_mask = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_skip_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.skip_span = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_use_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.use_span = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_column_shift(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.column_shift = v; return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_0 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_1 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_2 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_3 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_0 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_1 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_2 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_3 = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_non_zero_mask(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.non_zero_mask = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_skip_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.skip_span = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_use_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.use_span = v; Kind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_column_shift(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.column_shift = v; Kind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
   PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!Kind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -237,12 +243,12 @@ struct ZeroColumnMaskDesc_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr ZeroColumnMaskDesc_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const ZeroColumnMaskDesc_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!Kind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -263,10 +269,14 @@ struct ZeroColumnMaskDesc_t {
    * set bit means the column reads as zero. Runs of (skip_span + 1) ones and (use_span + 1) zeros
    * alternate, starting with ones when the sub-mask's first span is 1; the first start-count bits
    * are skipped. N may be at most 512 here. In a constant expression an invalid descriptor or
-   * argument is a compile error; at run time the result is then empty (use masks_checked to see
-   * the error).
+   * argument is a compile error; at run time it stops the thread (see encode(); use masks_checked
+   * to get the error).
    */
-  PTXGEN_HD constexpr ZeroColumnMasks masks(uint32_t m, uint32_t n) const noexcept { return masks_(m, n, true).value; }
+  PTXGEN_HD constexpr ZeroColumnMasks masks(uint32_t m, uint32_t n) const noexcept {
+    const Result<ZeroColumnMasks, Field> r = masks_(m, n, true);
+    if (!r.ok()) invalid_descriptor();
+    return r.value;
+  }
   PTXGEN_HD constexpr Result<ZeroColumnMasks, Field> masks_checked(uint32_t m, uint32_t n) const noexcept {
     return masks_(m, n, false);
   }
