@@ -468,7 +468,7 @@ class DescriptorRule:
     def matches_shape(self, fields: Mapping[str, object]) -> bool:
         def num(name: str) -> object:
             value = fields.get(name)
-            return int(value) if isinstance(value, int) or str(value).isdigit() else value
+            return int(str(value)) if str(value).isdigit() else value
 
         return any(all(num(n) in vals for n, vals in shape) for shape in self.shapes)
 
@@ -593,6 +593,9 @@ class Form:
         v = self.variant_text
         return f"{self.opcode} [{v}]" if v else self.opcode
 
+    def __repr__(self) -> str:
+        return f"Form({self.key!r})"
+
 
 def variant_text(ins: Instruction, variant: Iterable[tuple[str, str]]) -> str:
     """``a=a_tmem, disable_output_lane`` for the operand choices of a form."""
@@ -627,6 +630,9 @@ class Instruction:
     examples: tuple[Mapping[str, Any], ...] = ()
     targets: Targets | None = field(default=None, compare=False, repr=False)
     descriptor_rules: tuple[DescriptorRule, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} ({self.spec_file or 'embedded'})>"
 
     def descriptor_problems(self, form: Mapping[str, str], operand: str,
                             fields: Mapping[str, object]) -> list[str]:
@@ -944,6 +950,10 @@ class InstructionSet:
     data: tuple[Mapping[str, Any], tuple[tuple[str, Mapping[str, Any]], ...]] | None = field(
         default=None, compare=False, repr=False)
 
+    def __repr__(self) -> str:
+        names = ", ".join(i.name for i in self.instructions)
+        return f"<InstructionSet: {names}; {len(self.targets.targets)} targets>"
+
     def get(self, ident: str) -> Instruction:
         for i in self.instructions:
             if i.id == ident:
@@ -1006,6 +1016,13 @@ class Lookup:
     @property
     def valid(self) -> bool:
         return bool(self.forms)
+
+    def __repr__(self) -> str:
+        if self.valid:
+            shown = ", ".join(repr(f.key) for f in self.forms[:4])
+            more = f", ... {len(self.forms) - 4} more" if len(self.forms) > 4 else ""
+            return f"Lookup({self.opcode!r}, valid, forms=[{shown}{more}])"
+        return f"Lookup({self.opcode!r}, invalid, problems={list(self.problems)!r})"
 
 
 def lookup(iset: InstructionSet, opcode: str) -> Lookup:
@@ -1136,21 +1153,47 @@ def qualifier_value(q: Qualifier, value: object) -> str:
     return text
 
 
+# PTX ISA 4.4 "Identifiers": followsym [a-zA-Z0-9_$]; identifier [a-zA-Z]{followsym}* or
+# [_$%]{followsym}+ (registers such as %r1, r0, %rd2).
+_IDENTIFIER = r"(?:[a-zA-Z][a-zA-Z0-9_$]*|[_$%][a-zA-Z0-9_$]+)"
+# PTX ISA 4.5.1 integer constants: hexadecimal, binary, octal, decimal, optional U suffix.
+_INTEGER = r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?"
+IDENTIFIER_RE = re.compile(_IDENTIFIER)
+# An address operand between the brackets: an identifier and an optional immediate offset,
+# written +N or +-N (ptxas 13.0 refuses [r-16]: "Parsing error near '-': syntax error").
+ADDRESS_RE = re.compile(rf"{_IDENTIFIER}(?:\+-?{_INTEGER})?")
+_IDENTIFIER_RULE = ("a letter then letters, digits, _ or $; or _, $ or % then at least one "
+                    "of those")
+
+
+def _identifier(where: str, value: object) -> str:
+    if not isinstance(value, str) or IDENTIFIER_RE.fullmatch(value) is None:
+        raise PtxFormError(f"{where}: {value!r} is not allowed; allowed: a PTX identifier "
+                           f"({_IDENTIFIER_RULE}), e.g. %r1, r0, %rd2")
+    return value
+
+
 def render_operand(use: OperandUse, value: object) -> str:
-    """The PTX text of one operand value (a register name, a list, an immediate)."""
+    """The PTX text of one operand value (a register name, a list, an immediate); every
+    name must be a PTX identifier, an address an identifier with an optional +offset."""
     where = f"operand {use.name}"
-    if use.kind in ("register", "predicate", "address"):
-        if not isinstance(value, str) or not value:
-            raise PtxFormError(f"{where}: expected a register name (str), got {value!r}")
-        return f"[{value}]" if use.kind == "address" else value
+    if use.kind in ("register", "predicate"):
+        return _identifier(where, value)
+    if use.kind == "address":
+        if not isinstance(value, str) or ADDRESS_RE.fullmatch(value) is None:
+            hint = (" (without the brackets: the builder writes them)"
+                    if isinstance(value, str) and value.startswith("[") else "")
+            raise PtxFormError(f"{where}: {value!r} is not allowed{hint}; allowed: a PTX "
+                               f"identifier ({_IDENTIFIER_RULE}), optionally followed by "
+                               f"+offset or +-offset (an integer), e.g. addr, %rd1+16, %rd1+-16")
+        return f"[{value}]"
     if use.kind == "vector":
-        if isinstance(value, str) or not isinstance(value, Sequence) or not all(
-                isinstance(v, str) and v for v in value):
+        if isinstance(value, str) or not isinstance(value, Sequence):
             raise PtxFormError(f"{where}: expected a sequence of {use.count} register names")
         if len(value) != use.count:
             raise PtxFormError(f"{where}: {len(value)} registers given; this form takes "
                                f"{use.count}")
-        return "{" + ", ".join(value) + "}"
+        return "{" + ", ".join(_identifier(f"{where}[{i}]", v) for i, v in enumerate(value)) + "}"
     if use.kind == "immediate":
         return str(_check_imm(where, value, use.values))
     if use.kind == "immediates":

@@ -160,11 +160,13 @@ class InstrDescTf32:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
@@ -495,11 +497,13 @@ class InstrDescF16:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
@@ -844,11 +848,13 @@ class InstrDescF8f6f4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
@@ -1178,11 +1184,13 @@ class InstrDescI8:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one "
+            "of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
@@ -1515,7 +1523,8 @@ class InstrDescMxf8f6f4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue8m0": 1},
@@ -1828,7 +1837,8 @@ class InstrDescMxf4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue8m0": 1},
@@ -2154,7 +2164,8 @@ class InstrDescMxf4nvf4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue4m3": 0, "ue8m0": 1},

@@ -420,7 +420,7 @@ def table_view(d: Descriptor, t: Table) -> dict[str, Any]:
         default = defaults[0]
         if not _same(defaults):
             own_defaults.add(f.name)
-            default = f"Kind::{f.name}"
+            default = f"PtxgenKind::{f.name}"
         field_doc = _table_field_doc(variants, [str(each.kind) for each in t.layouts])
         fields.append({**field_view(f, lay.word_bits), "default": default,
                        "doc": escape.cpp_inline_comment(field_doc, "/**<")})
@@ -591,16 +591,15 @@ def conformance_layout(lay: Layout) -> dict[str, Any]:
             rows.append(f"static_assert(C::decode({h(word, wb)}).{f.name} == {v}, "
                         f"{escape.cpp_str(f'decode {f.name} = {value}')});")
     if lay.shapes is not None:  # every shape: the dimensions are checked together
-        d0, d1 = (lay.field(n) for n in lay.shapes.fields)
+        n0, n1 = lay.shapes.fields
         for first, seconds in lay.shapes.table:
             for second in seconds:
-                values = {**base_values(lay), d0.name: first, d1.name: second}
-                word = h(word_of(lay, values), wb)
-                text = f"{d0.name} = {first}, {d1.name} = {second}"
-                rows.append(f"static_assert(C{{}}.with_{d0.name}({u(first)}).with_{d1.name}"
-                            f"({u(second)}).encode() == {word}, {escape.cpp_str(text)});")
-                rows.append(f"static_assert(C::decode({word}).{d0.name} == {u(first)} && "
-                            f"C::decode({word}).{d1.name} == {u(second)}, "
+                word_text = h(word_of(lay, {**base_values(lay), n0: first, n1: second}), wb)
+                text = f"{n0} = {first}, {n1} = {second}"
+                rows.append(f"static_assert(C{{}}.with_{n0}({u(first)}).with_{n1}"
+                            f"({u(second)}).encode() == {word_text}, {escape.cpp_str(text)});")
+                rows.append(f"static_assert(C::decode({word_text}).{n0} == {u(first)} && "
+                            f"C::decode({word_text}).{n1} == {u(second)}, "
                             f"{escape.cpp_str('decode ' + text)});")
     enums = [(f"C::{f.enum_class}::{o.ident}", o.value) for f in lay.fields if f.enum_class
              for o in f.options]
@@ -647,8 +646,8 @@ def conformance_layout(lay: Layout) -> dict[str, Any]:
     bad_words += [(h(base ^ (1 << b), wb), "fixed_bits", "fixed")
                   for x in lay.fixed for b in range(x.lsb, x.msb + 1)]
     if lay.shapes is not None:  # a word without a first dimension (M = 0)
-        d0 = lay.field(lay.shapes.fields[0])
-        bad_words.append((h(base & ~(d0.mask << d0.lsb), wb), "not_allowed", d0.name))
+        dim = lay.field(lay.shapes.fields[0])
+        bad_words.append((h(base & ~(dim.mask << dim.lsb), wb), "not_allowed", dim.name))
     for f in lay.fields:
         if f.type not in ("dimension", "address") and f.invalid_codes:
             code = f.invalid_codes[0]

@@ -19,6 +19,22 @@ def natural_key(name: str) -> tuple[str, ...]:
                  for p in re.split(r"(\d+)", name) if p)
 
 
+def wrapped_str(text: str, indent: int, width: int = 99) -> str:
+    """A Python string literal for ``text``, split into adjacent literals on lines of at
+    most ``width`` columns (the first at ``indent``; inside brackets)."""
+    room = width - indent - 3
+    words = text.split(" ")
+    chunks: list[str] = [""]
+    for w in words:
+        piece = w if not chunks[-1] else " " + w
+        if chunks[-1] and len(escape.py_str(chunks[-1] + piece)) > room:
+            chunks[-1] += " "
+            chunks.append(w)
+        else:
+            chunks[-1] += piece
+    return ("\n" + " " * indent).join(escape.py_str(c) for c in chunks)
+
+
 def bits_text(lsb: int, msb: int) -> str:
     return f"bit {lsb}" if lsb == msb else f"bits {lsb}-{msb}"
 
@@ -75,7 +91,7 @@ def field_view(f: Field, index: int) -> dict[str, Any]:
         "check": check,
         "coerce": bool(enum),
         "doc": escape.py_docstring(doc, 4),
-        "domain": escape.py_str(f.domain),
+        "domain": wrapped_str(f.domain, 12),
         "cli_type": f.type,
         "names": ", ".join(f"{escape.py_str(n)}: {v}" for n, v in f.names.items()),
     }

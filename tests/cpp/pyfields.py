@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +86,7 @@ def field_infos(cls: Any) -> list[FieldInfo]:
         enum = getattr(cls, camel(spec.name)) if spec.type == "enum" else None
         if spec.name in shape:
             valid = [v for v in range(1 << (spec.width + 8)) if accepts(cls, base, spec.name, v)]
-            step = min(b - a for a, b in zip(valid, valid[1:], strict=False))
+            step = min(b - a for a, b in itertools.pairwise(valid))
             infos.append(FieldInfo(spec.name, enum, valid, step, max(valid), spec.width))
         elif spec.type in ("dimension", "address"):
             step = next(1 << k for k in range(16) if accepts(cls, base, spec.name, 1 << k))

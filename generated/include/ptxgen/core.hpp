@@ -56,7 +56,7 @@ enum class Errc : uint8_t {
  *  with a Reason type whose name says which field is wrong and why: in a constant expression
  *  that call is the compile error, and compilers name the Reason in it. At run time it does
  *  nothing (the caller decides: see invalid_descriptor). */
-template <class Reason>
+template <class PtxgenReason>
 PTXGEN_HD inline void invalid_field() noexcept {}
 
 /** Deliberately not constexpr: what encode(), decode(), masks() and base_offset_for() do at
@@ -88,24 +88,24 @@ PTXGEN_HD constexpr const char* errc_name(Errc e) noexcept {
 }
 
 /** The outcome of a check: an error code and the field (of type F) it concerns. */
-template <class F>
+template <class PtxgenF>
 struct Status {
   Errc error;
-  F field;
+  PtxgenF field;
   PTXGEN_HD constexpr bool ok() const noexcept { return error == Errc::ok; }
   PTXGEN_HD constexpr explicit operator bool() const noexcept { return error == Errc::ok; }
 };
 
 /** A value with the status of the check that produced it; no exceptions, usable in
  *  device code. When !ok(), error and field say what was refused. */
-template <class T, class F>
+template <class PtxgenT, class PtxgenF>
 struct Result {
-  T value;
+  PtxgenT value;
   Errc error;
-  F field;
+  PtxgenF field;
   PTXGEN_HD constexpr bool ok() const noexcept { return error == Errc::ok; }
   PTXGEN_HD constexpr explicit operator bool() const noexcept { return error == Errc::ok; }
-  PTXGEN_HD constexpr Status<F> status() const noexcept { return Status<F>{error, field}; }
+  PTXGEN_HD constexpr Status<PtxgenF> status() const noexcept { return Status<PtxgenF>{error, field}; }
 };
 
 }  // namespace ptxgen
