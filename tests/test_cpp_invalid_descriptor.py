@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from cpp import harness
-from cpp.harness import GXX_FLAGS, INCLUDE, NVCC_FLAGS
+from cpp.harness import GXX_FLAGS, NVCC_FLAGS
 
 F16 = """#include "ptxgen/ptxgen.hpp"
 using ptxgen::InstrDescF16;
@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   if (!std::strcmp(what, "masks"))
     out = ptxgen::ZeroColumnMaskDesc{}.masks(100u + n, 64u).count;
   if (!std::strcmp(what, "base_offset"))
-    out = ptxgen::SmemDesc::base_offset_for(0x410u + n - 12u, ptxgen::SmemDesc::Swizzle::SWIZZLE_128B);
+    out = ptxgen::SmemDesc::base_offset_for(0x410u + n - 12u,
+                                            ptxgen::SmemDesc::Swizzle::SWIZZLE_128B);
   if (!std::strcmp(what, "valid")) out = d.with_n(64u + n - 12u).encode();
   std::printf("returned %#llx\\n", out);
   return 0;

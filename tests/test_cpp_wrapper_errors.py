@@ -62,7 +62,8 @@ CASES = [
      "tcgen05_mma<2, tcgen05_mma_kind::f16>(0u, ad, bd, 0u, lanes, true);",
      [r"tcgen05.mma: operand disable_output_lane: the array has",
       r"PtxgenNeeded=8UL, PtxgenGiven=4UL"]),
-    ("tcgen05_cta_group_3", "sm_100a", "tcgen05_mma<3, tcgen05_mma_kind::f16>(0u, ad, bd, 0u, true);",
+    ("tcgen05_cta_group_3", "sm_100a",
+     "tcgen05_mma<3, tcgen05_mma_kind::f16>(0u, ad, bd, 0u, true);",
      [r"template parameter PtxgenCtaGroup \(qualifier cta_group\) must be 1 or 2"]),
 ]
 
@@ -151,9 +152,9 @@ RECIPE = (r"""awk 'NR==FNR{if($1==".file")f[$2]=$3;next} """
 
 def test_readme_recipe_finds_the_unsupported_call(tmp_path: Path) -> None:
     src = tmp_path / "k.cu"
-    src.write_text(USE.replace("float d[64] = {};", "float d[64] = {};\n  // the call:"))
-    line = USE.replace("float d[64] = {};", "float d[64] = {};\n  // the call:").splitlines() \
-        .index("  wgmma_mma_async<128, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::bf16,") + 1
+    src.write_text(USE)
+    call = "  wgmma_mma_async<128, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::bf16,"
+    line = USE.splitlines().index(call) + 1
     nvcc = harness.tool("nvcc")
     proc = harness.run([nvcc, "-std=c++17", f"-I{INCLUDE}", "-arch=sm_80", "-c", str(src), "-o",
                         str(tmp_path / "k.o")], ok=False)

@@ -144,7 +144,8 @@ OPCODES = {  # (ws, cta_group, sp) -> the opcode prefix of that variant
     (False, 1, False): "tcgen05.mma.cta_group::1", (False, 2, False): "tcgen05.mma.cta_group::2",
     (False, 1, True): "tcgen05.mma.sp.cta_group::1",
     (False, 2, True): "tcgen05.mma.sp.cta_group::2",
-    (True, 1, False): "tcgen05.mma.ws.cta_group::1", (True, 1, True): "tcgen05.mma.ws.sp.cta_group::1",
+    (True, 1, False): "tcgen05.mma.ws.cta_group::1",
+    (True, 1, True): "tcgen05.mma.ws.sp.cta_group::1",
 }
 SUFFIX = {"mxf8f6f4": ".block_scale", "mxf4": ".block_scale",
           "mxf4nvf4": ".block_scale.block32"}

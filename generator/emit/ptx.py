@@ -6,13 +6,20 @@ helpers, and the umbrella ``ptxgen/ptx.hpp``.
 
 A wrapper (``wrappers`` in the spec) is a function template: the qualifiers its
 condition does not fix are template parameters (enums, ints, bools), the
-operands are function parameters (registers by value, vectors as arrays,
-predicates as bool, immediates as ``imm<V>`` tags so they stay compile-time
-constants). Operand alternatives (A from a descriptor or from Tensor Memory)
-give differently named functions, optional operands overloads. The body:
+operands are function parameters (registers by value, vectors as arrays whose
+element type and length are deduced, predicates as bool, immediates as ``imm<3>``
+tags so they stay compile-time constants). Template parameters are named
+``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
+alternatives (A from a descriptor or from Tensor Memory) give differently named
+functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
+the array type of each array operand. The body:
 
-* one ``static_assert`` per rule of the spec, with the rule's message, so an
-  invalid combination fails to compile with the reason;
+* a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
+  of the spec, with the rule's message, so an invalid combination fails to compile
+  with the reason, and for each array operand a check of its element type and
+  length in a class template whose failing ``static_assert`` shows what the form
+  needs and what was given as its template arguments (never "no instance of
+  overloaded function"); no message has a backtick (nvcc prints them as ``?``);
 * one ``if constexpr`` branch per valid form holding its ``asm volatile``
   statement (constraints from the register types, predicates set up with
   ``setp`` inside the asm block, a "memory" clobber where the spec says so);
@@ -696,8 +703,9 @@ class _Wrapper:
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             desc = next((a.description for a in op.choice if a.name == u.name), op.description)
             lines.append(f"  {u.name}: {desc}".rstrip())
-        lines.append("Fails to compile for an invalid combination (static_assert with the "
-                     "spec's rule) and, for a target without the form, in ptxas with "
+        lines.append("Fails to compile for an invalid combination, qualifier value or array "
+                     "(static_assert saying what the form needs) and, for a target without the "
+                     "form, in ptxas with "
                      "\"Unresolved extern function 'ptxgen_unsupported_target_...'\" naming the "
                      "targets that have it. Check a form with `ptxgen support OPCODE`.")
         return escape.cpp_block_comment("\n".join(lines))
@@ -824,6 +832,8 @@ def _ctype_text(spec: Any, access: str = "read") -> str:
 
 def _prov_text(p: Any) -> str:
     parts = [f"seed {', '.join(p.seeds)}"] if p.seeds else []
+    if p.document:
+        parts.append(p.document)
     if p.ptxas:
         parts.append(f"ptxas 13.0: {p.ptxas}")
     if p.note:
@@ -880,6 +890,15 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                           "then": md(f"{then}: {r.message}"),
                           "provenance": md(_prov_text(r.provenance))})
             ptxas_only(f"rule {r.id} ({r.message})", r.provenance)
+        drules = []
+        for dr in ins.descriptor_rules:
+            then = "; ".join(f"{n} one of {', '.join(v)}" for n, v in dr.require)
+            if dr.shapes:
+                then = " or ".join(" × ".join(f"{n} {values_text(v)}" for n, v in shape)
+                                   for shape in dr.shapes)
+            drules.append({"id": md(dr.id), "operand": md(dr.operand), "when": md(dr.when.text()),
+                           "then": md(f"{then}: {dr.message}"),
+                           "provenance": md(_prov_text(dr.provenance))})
         gates = []
         for gt in ins.gates:
             gates.append({"id": md(gt.id), "when": md(gt.when.text()),
@@ -890,7 +909,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
         out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
                     "description": escape.md_text(ins.description), "forms": len(ins.forms),
                     "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
-                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates})
+                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates,
+                    "descriptor_rules": drules})
     t = iset.targets
     total = sum(len(i.forms) for i in iset.instructions)
     return {

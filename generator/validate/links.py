@@ -39,7 +39,7 @@ def _shape_problem(f: model.Field | None, name: str, spec: Any) -> str | None:
     if f is None:
         return f"no field {name!r}"
     if f.type not in ("dimension", "int"):
-        return f"{name} is a {f.type} field; shapes take dimension or int fields"
+        return f"{name} is no dimension or int field (it is {f.type}): shapes take those only"
     values = (list(range(spec["from"], spec["to"] + 1, spec.get("step", 1)))
               if isinstance(spec, dict) else list(spec))
     if not values:

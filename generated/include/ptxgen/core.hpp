@@ -5,8 +5,7 @@
  * Shared support of the generated ptxgen headers: the fixed-width integer
  * types (from <cstdint>, or the built-in types under NVRTC, which has no
  * standard headers), the host/device qualifier, and the error codes and
- * result types of the checked API. Depends on nothing but <cstdint> (and <cstdlib> for
- * std::abort where the compiler has no __builtin_trap).
+ * result types of the checked API. Depends on nothing but <cstdint>.
  */
 #pragma once
 
@@ -20,7 +19,9 @@ using uint64_t = unsigned long long;
 #else
 #include <cstdint>
 #if !defined(__GNUC__) && !defined(__clang__)
-#include <cstdlib> /* std::abort, for invalid_descriptor() */
+/* For invalid_descriptor() where there is no __builtin_trap (MSVC): the C library's abort,
+ * declared here so that the headers need nothing beyond <cstdint>. */
+extern "C" void abort(void);
 #endif
 namespace ptxgen {
 using std::uint8_t;
@@ -63,7 +64,7 @@ PTXGEN_HD inline void invalid_field() noexcept {}
  *  run time with an invalid descriptor, word or argument, instead of returning a different
  *  word: stop. On the device the thread executes the PTX `trap` instruction (the kernel
  *  fails with cudaErrorLaunchFailure); on the host __builtin_trap() (SIGILL) or, elsewhere,
- *  std::abort(). In a constant expression the check before it is already the compile error
+ *  abort(). In a constant expression the check before it is already the compile error
  *  naming the field. The _checked variants return the error instead. */
 PTXGEN_HD inline void invalid_descriptor() noexcept {
 #if defined(__CUDA_ARCH__)
@@ -71,7 +72,7 @@ PTXGEN_HD inline void invalid_descriptor() noexcept {
 #elif defined(__GNUC__) || defined(__clang__)
   __builtin_trap();
 #else
-  std::abort();
+  ::abort();
 #endif
 }
 

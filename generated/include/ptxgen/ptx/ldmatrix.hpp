@@ -707,7 +707,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
  * Operands:
  *   d: destination fragment registers
  *   p: address of this thread's row: a generic 64-bit address without a state space, a 32-bit shared memory address with .shared{::cta}
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans = false, ldmatrix_ss PtxgenSs = ldmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ldmatrix(
@@ -997,7 +997,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
  * Operands:
  *   p: address of this thread's row (generic 64-bit, or 32-bit shared with .shared{::cta})
  *   r: source fragment registers
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans = false, stmatrix_ss PtxgenSs = stmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void stmatrix(

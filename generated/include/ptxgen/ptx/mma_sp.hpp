@@ -1319,7 +1319,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
  *   c: fragment of C
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp(
@@ -2268,7 +2268,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
  *   c: fragment of C
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
@@ -2830,7 +2830,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
  *   selector_a: {byte-id, thread-id} selecting the scale factors of A
  *   scale_b: scale factors of B
  *   selector_b: {byte-id, thread-id} selecting the scale factors of B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype PtxgenStype = mma_sp_ordered_metadata_stype::none, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(

@@ -2037,7 +2037,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
  *   a: fragment of A
  *   b: fragment of B
  *   c: fragment of C
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sync(
@@ -2605,7 +2605,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
  *   selector_a: {byte-id, thread-id} selecting the scale factors of A
  *   scale_b: scale factors of B
  *   selector_b: {byte-id, thread-id} selecting the scale factors of B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_scale_vec_size PtxgenScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype PtxgenStype = mma_sync_stype::none, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale(

@@ -502,7 +502,7 @@ struct tcgen05_mma_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
  *   b_desc: shared memory matrix descriptor of B
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
@@ -737,7 +737,7 @@ struct tcgen05_mma_forms1<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_collecto
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
@@ -1157,7 +1157,7 @@ struct tcgen05_mma_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
@@ -1397,7 +1397,7 @@ struct tcgen05_mma_forms3<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_collecto
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
@@ -2036,7 +2036,7 @@ struct tcgen05_mma_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
  *   b_desc: shared memory matrix descriptor of B
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
@@ -2377,7 +2377,7 @@ struct tcgen05_mma_forms5<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collector
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
@@ -3011,7 +3011,7 @@ struct tcgen05_mma_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
@@ -3357,7 +3357,7 @@ struct tcgen05_mma_forms7<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collector
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
@@ -4320,7 +4320,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
  *   scale_a_tmem: Tensor Memory address of scale_A
  *   scale_b_tmem: Tensor Memory address of scale_B
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
@@ -5278,7 +5278,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
  *   scale_a_tmem: Tensor Memory address of scale_A
  *   scale_b_tmem: Tensor Memory address of scale_B
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
@@ -5695,7 +5695,7 @@ struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
@@ -5932,7 +5932,7 @@ struct tcgen05_mma_sp_forms1<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_colle
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
@@ -6354,7 +6354,7 @@ struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
@@ -6596,7 +6596,7 @@ struct tcgen05_mma_sp_forms3<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_colle
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
@@ -7237,7 +7237,7 @@ struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
@@ -7580,7 +7580,7 @@ struct tcgen05_mma_sp_forms5<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collec
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
@@ -8216,7 +8216,7 @@ struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
@@ -8564,7 +8564,7 @@ struct tcgen05_mma_sp_forms7<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collec
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
@@ -9529,7 +9529,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
  *   scale_a_tmem: Tensor Memory address of scale_A
  *   scale_b_tmem: Tensor Memory address of scale_B
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
@@ -10489,7 +10489,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
  *   scale_a_tmem: Tensor Memory address of scale_A
  *   scale_b_tmem: Tensor Memory address of scale_B
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
@@ -11156,7 +11156,7 @@ struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *   b_desc: shared memory matrix descriptor of B
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
@@ -11815,7 +11815,7 @@ struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
@@ -12474,7 +12474,7 @@ struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *   b_desc: shared memory matrix descriptor of B
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
@@ -13133,7 +13133,7 @@ struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
@@ -13793,7 +13793,7 @@ struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
@@ -14454,7 +14454,7 @@ struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
@@ -15115,7 +15115,7 @@ struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
@@ -15776,7 +15776,7 @@ struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(

@@ -1189,7 +1189,7 @@ struct wgmma_mma_async_forms0<256, wgmma_mma_async_dtype::f32, wgmma_mma_async_a
  *   imm_scale_b: 1, or -1 to negate B
  *   imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only)
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
@@ -2130,7 +2130,7 @@ struct wgmma_mma_async_forms1<256, wgmma_mma_async_dtype::f32, wgmma_mma_async_a
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
@@ -4796,7 +4796,7 @@ struct wgmma_mma_async_forms2<256, wgmma_mma_async_dtype::f32, wgmma_mma_async_a
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
@@ -7458,7 +7458,7 @@ struct wgmma_mma_async_forms3<256, wgmma_mma_async_dtype::f32, wgmma_mma_async_a
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
@@ -8985,7 +8985,7 @@ struct wgmma_mma_async_forms4<256, wgmma_mma_async_dtype::s32, wgmma_mma_async_a
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
  *   scale_d: false computes D = A * B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
@@ -10505,7 +10505,7 @@ struct wgmma_mma_async_forms5<256, wgmma_mma_async_dtype::s32, wgmma_mma_async_a
  *   a_regs: A fragment in registers
  *   b_desc: shared memory matrix descriptor of B
  *   scale_d: false computes D = A * B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
@@ -11437,7 +11437,7 @@ struct wgmma_mma_async_sp_forms0<256, wgmma_mma_async_sp_dtype::f32, wgmma_mma_a
  *   imm_scale_b: 1, or -1 to negate B
  *   imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only)
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
@@ -12379,7 +12379,7 @@ struct wgmma_mma_async_sp_forms1<256, wgmma_mma_async_sp_dtype::f32, wgmma_mma_a
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
@@ -15046,7 +15046,7 @@ struct wgmma_mma_async_sp_forms2<256, wgmma_mma_async_sp_dtype::f32, wgmma_mma_a
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
@@ -17709,7 +17709,7 @@ struct wgmma_mma_async_sp_forms3<256, wgmma_mma_async_sp_dtype::f32, wgmma_mma_a
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
@@ -19075,7 +19075,7 @@ struct wgmma_mma_async_sp_forms4<256, wgmma_mma_async_sp_dtype::s32, wgmma_mma_a
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
@@ -20434,7 +20434,7 @@ struct wgmma_mma_async_sp_forms5<256, wgmma_mma_async_sp_dtype::s32, wgmma_mma_a
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
@@ -20472,7 +20472,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
  * `wgmma.fence.sync.aligned`: orders register accesses before wgmma.mma_async (spec: spec/instructions/wgmma.yaml).
  *
  * Operands:
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE void wgmma_fence(
 ) {
@@ -20485,7 +20485,7 @@ PTXGEN_PTX_DEVICE void wgmma_fence(
  * `wgmma.commit_group.sync.aligned`: commits the pending wgmma.mma_async operations into a wgmma-group (spec: spec/instructions/wgmma.yaml).
  *
  * Operands:
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE void wgmma_commit_group(
 ) {
@@ -20499,7 +20499,7 @@ PTXGEN_PTX_DEVICE void wgmma_commit_group(
  *
  * Operands:
  *   n: the number of wgmma-groups that may stay pending
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenN>
 PTXGEN_PTX_DEVICE void wgmma_wait_group(
