@@ -219,6 +219,21 @@ def _int_test(expr: str, values: list[int]) -> str:
     return " || ".join(parts)
 
 
+def _statements(checks: list[tuple[str, str | None]]) -> list[str]:
+    """The body lines of a wrapper before its call: (condition, message) is a static_assert,
+    (condition, None) one without a message (the check shows its own), (declaration,
+    "local") a constexpr local."""
+    out = []
+    for expr, msg in checks:
+        if msg == "local":
+            out.append(expr)
+        elif msg is None:
+            out.append(f"static_assert({expr});")
+        else:
+            out.append(f"static_assert({expr},\n                  {msg});")
+    return out
+
+
 def cpp_bool(x: str | bool) -> str:
     return ("true" if x else "false") if isinstance(x, bool) else x
 
@@ -499,8 +514,8 @@ class _Wrapper:
                      for u in first.operands if u.kind == "vector"]
         return {"name": name, "arrays": arrays_of,
                 "qualifier_template": ", ".join(self.template_params()),
-                "template": ", ".join(tps), "params": params, "asserts":
-                self.domain_asserts() + rules + [a for a in asserts if a] + array_checks,
+                "template": ", ".join(tps), "params": params, "statements": _statements(
+                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
                 "fallback": fallback, "doc": doc,
                 "struct": struct, "struct_params": ", ".join(struct_params),
                 "struct_args": ", ".join(p.rsplit(" ", 1)[1] for p in struct_params),
