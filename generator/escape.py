@@ -159,6 +159,12 @@ def cpp_inline_comment(text: str, opener: str = "/*") -> str:
     return f"{opener} " + cpp_comment_text(" ".join(" ".join(lines(text)).split())) + " */"
 
 
+def cpp_message(text: str) -> str:
+    """A static_assert message: a C++ string literal without backticks, which nvcc prints
+    as ``?``."""
+    return cpp_str(text.replace("`", ""))
+
+
 def cpp_str(text: str) -> str:
     """A narrow C++ string literal whose bytes are the UTF-8 of ``text``.
 

@@ -305,16 +305,19 @@ class Provenance:
     seeds: tuple[str, ...]
     ptxas: str | None
     note: str | None
+    document: str | None = None
 
     @staticmethod
     def build(raw: Mapping[str, Any] | None) -> Provenance:
         raw = raw or {}
-        return Provenance(tuple(raw.get("seeds", ())), raw.get("ptxas"), raw.get("note"))
+        return Provenance(tuple(raw.get("seeds", ())), raw.get("ptxas"), raw.get("note"),
+                          raw.get("document"))
 
     @property
     def from_ptxas(self) -> bool:
-        """True when no seed states the rule: it was established with ptxas."""
-        return not self.seeds
+        """True when no seed and no document states the rule: it was established with
+        ptxas."""
+        return not self.seeds and not self.document
 
 
 @dataclass(frozen=True)
@@ -427,9 +430,24 @@ class Rule:
         return len({form[n] for n in self.equal}) <= 1
 
 
+#: One shape of a ``shapes`` descriptor rule: the numbers each field may take together.
+Shape = tuple[tuple[str, tuple[int, ...]], ...]
+
+
+def shape_values(spec: Any) -> tuple[int, ...]:
+    """The numbers of one field of a shape: a list, or a range ``{from, to, step}``."""
+    if isinstance(spec, dict):
+        return tuple(range(spec["from"], spec["to"] + 1, spec.get("step", 1)))
+    if isinstance(spec, list):
+        return tuple(int(v) for v in spec)
+    return (int(spec),)
+
+
 @dataclass(frozen=True)
 class DescriptorRule:
-    """A rule on the value of a descriptor operand, in the forms that match ``when``."""
+    """A rule on the value of a descriptor operand, in the forms that match ``when``:
+    fields that must take one of the ``require``d values, or (``shapes``) fields whose
+    values together must be one of the listed shapes."""
 
     id: str
     operand: str
@@ -437,10 +455,29 @@ class DescriptorRule:
     require: tuple[tuple[str, tuple[str, ...]], ...]  # field -> allowed (normalised) values
     message: str
     provenance: Provenance
+    shapes: tuple[Shape, ...] = ()
+
+    @property
+    def shape_fields(self) -> tuple[str, ...]:
+        """The fields the shapes constrain, in the order of the first shape."""
+        out: list[str] = []
+        for shape in self.shapes:
+            out += [n for n, _ in shape if n not in out]
+        return tuple(out)
+
+    def matches_shape(self, fields: Mapping[str, object]) -> bool:
+        def num(name: str) -> object:
+            value = fields.get(name)
+            return int(str(value)) if str(value).isdigit() else value
+
+        return any(all(num(n) in vals for n, vals in shape) for shape in self.shapes)
 
     def problems(self, fields: Mapping[str, object]) -> list[str]:
         """Why the decoded ``fields`` break this rule (empty: they do not)."""
         out = []
+        if self.shapes and not self.matches_shape(fields):
+            got = ", ".join(f"{n} = {fields.get(n)}" for n in self.shape_fields)
+            out.append(f"{self.message} ({self.operand}: {got}) [{self.id}]")
         for name, allowed in self.require:
             value = norm(fields.get(name))
             if value not in allowed:
@@ -556,6 +593,9 @@ class Form:
         v = self.variant_text
         return f"{self.opcode} [{v}]" if v else self.opcode
 
+    def __repr__(self) -> str:
+        return f"Form({self.key!r})"
+
 
 def variant_text(ins: Instruction, variant: Iterable[tuple[str, str]]) -> str:
     """``a=a_tmem, disable_output_lane`` for the operand choices of a form."""
@@ -590,6 +630,9 @@ class Instruction:
     examples: tuple[Mapping[str, Any], ...] = ()
     targets: Targets | None = field(default=None, compare=False, repr=False)
     descriptor_rules: tuple[DescriptorRule, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} ({self.spec_file or 'embedded'})>"
 
     def descriptor_problems(self, form: Mapping[str, str], operand: str,
                             fields: Mapping[str, object]) -> list[str]:
@@ -882,8 +925,11 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         examples=tuple(raw.get("examples", ())), targets=targets,
         descriptor_rules=tuple(
             DescriptorRule(r["id"], r["operand"], Condition.build(r["when"]),
-                           tuple((k, tuple(norm(v) for v in vs)) for k, vs in r["require"].items()),
-                           " ".join(r["message"].split()), prov(r))
+                           tuple((k, tuple(norm(v) for v in vs))
+                                 for k, vs in r.get("require", {}).items()),
+                           " ".join(r["message"].split()), prov(r),
+                           tuple(tuple((k, shape_values(v)) for k, v in s.items())
+                                 for s in r.get("shapes", ())))
             for r in raw.get("descriptor_rules", ())))
 
 
@@ -903,6 +949,10 @@ class InstructionSet:
     # The data it was built from: (targets data, ((spec file, instruction file data), ...)).
     data: tuple[Mapping[str, Any], tuple[tuple[str, Mapping[str, Any]], ...]] | None = field(
         default=None, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        names = ", ".join(i.name for i in self.instructions)
+        return f"<InstructionSet: {names}; {len(self.targets.targets)} targets>"
 
     def get(self, ident: str) -> Instruction:
         for i in self.instructions:
@@ -966,6 +1016,13 @@ class Lookup:
     @property
     def valid(self) -> bool:
         return bool(self.forms)
+
+    def __repr__(self) -> str:
+        if self.valid:
+            shown = ", ".join(repr(f.key) for f in self.forms[:4])
+            more = f", ... {len(self.forms) - 4} more" if len(self.forms) > 4 else ""
+            return f"Lookup({self.opcode!r}, valid, forms=[{shown}{more}])"
+        return f"Lookup({self.opcode!r}, invalid, problems={list(self.problems)!r})"
 
 
 def lookup(iset: InstructionSet, opcode: str) -> Lookup:
@@ -1115,21 +1172,47 @@ def qualifier_value(q: Qualifier, value: object) -> str:
     return text
 
 
+# PTX ISA 4.4 "Identifiers": followsym [a-zA-Z0-9_$]; identifier [a-zA-Z]{followsym}* or
+# [_$%]{followsym}+ (registers such as %r1, r0, %rd2).
+_IDENTIFIER = r"(?:[a-zA-Z][a-zA-Z0-9_$]*|[_$%][a-zA-Z0-9_$]+)"
+# PTX ISA 4.5.1 integer constants: hexadecimal, binary, octal, decimal, optional U suffix.
+_INTEGER = r"(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?"
+IDENTIFIER_RE = re.compile(_IDENTIFIER)
+# An address operand between the brackets: an identifier and an optional immediate offset,
+# written +N or +-N (ptxas 13.0 refuses [r-16]: "Parsing error near '-': syntax error").
+ADDRESS_RE = re.compile(rf"{_IDENTIFIER}(?:\+-?{_INTEGER})?")
+_IDENTIFIER_RULE = ("a letter then letters, digits, _ or $; or _, $ or % then at least one "
+                    "of those")
+
+
+def _identifier(where: str, value: object) -> str:
+    if not isinstance(value, str) or IDENTIFIER_RE.fullmatch(value) is None:
+        raise PtxFormError(f"{where}: {value!r} is not allowed; allowed: a PTX identifier "
+                           f"({_IDENTIFIER_RULE}), e.g. %r1, r0, %rd2")
+    return value
+
+
 def render_operand(use: OperandUse, value: object) -> str:
-    """The PTX text of one operand value (a register name, a list, an immediate)."""
+    """The PTX text of one operand value (a register name, a list, an immediate); every
+    name must be a PTX identifier, an address an identifier with an optional +offset."""
     where = f"operand {use.name}"
-    if use.kind in ("register", "predicate", "address"):
-        if not isinstance(value, str) or not value:
-            raise PtxFormError(f"{where}: expected a register name (str), got {value!r}")
-        return f"[{value}]" if use.kind == "address" else value
+    if use.kind in ("register", "predicate"):
+        return _identifier(where, value)
+    if use.kind == "address":
+        if not isinstance(value, str) or ADDRESS_RE.fullmatch(value) is None:
+            hint = (" (without the brackets: the builder writes them)"
+                    if isinstance(value, str) and value.startswith("[") else "")
+            raise PtxFormError(f"{where}: {value!r} is not allowed{hint}; allowed: a PTX "
+                               f"identifier ({_IDENTIFIER_RULE}), optionally followed by "
+                               f"+offset or +-offset (an integer), e.g. addr, %rd1+16, %rd1+-16")
+        return f"[{value}]"
     if use.kind == "vector":
-        if isinstance(value, str) or not isinstance(value, Sequence) or not all(
-                isinstance(v, str) and v for v in value):
+        if isinstance(value, str) or not isinstance(value, Sequence):
             raise PtxFormError(f"{where}: expected a sequence of {use.count} register names")
         if len(value) != use.count:
             raise PtxFormError(f"{where}: {len(value)} registers given; this form takes "
                                f"{use.count}")
-        return "{" + ", ".join(value) + "}"
+        return "{" + ", ".join(_identifier(f"{where}[{i}]", v) for i, v in enumerate(value)) + "}"
     if use.kind == "immediate":
         return str(_check_imm(where, value, use.values))
     if use.kind == "immediates":

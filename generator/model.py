@@ -7,7 +7,7 @@ emitters and templates only loop and substitute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -15,6 +15,43 @@ from ptxgen.instructions import InstructionSet, build_instruction_set
 from ptxgen.load import Document
 from ptxgen.names import camel, member_identifiers
 from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
+
+
+def progressions(values: tuple[int, ...] | list[int]) -> list[tuple[int, int, int]]:
+    """``values`` (sorted, distinct) as few arithmetic runs ``(first, last, step)`` as a
+    greedy left-to-right split gives: 8, 16, 24, 32, 48, 64 -> (8, 32, 8), (48, 64, 16)."""
+    vals = sorted(set(values))
+    out: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(vals):
+        if i + 1 == len(vals):
+            out.append((vals[i], vals[i], 1))
+            break
+        step = vals[i + 1] - vals[i]
+        j = i + 1
+        while j + 1 < len(vals) and vals[j + 1] - vals[j] == step:
+            j += 1
+        if j - i + 1 == 2 and j + 1 < len(vals):  # a pair: keep it for the next run
+            out.append((vals[i], vals[i], 1))
+            i += 1
+            continue
+        out.append((vals[i], vals[j], step))
+        i = j + 1
+    return out
+
+
+def values_text(values: tuple[int, ...] | list[int]) -> str:
+    """Human text for a set of numbers: '32, 64, 128 or 256', '8 to 256 in steps of 8',
+    '8 to 32 in steps of 8 or 48 to 256 in steps of 16'."""
+    parts: list[str] = []
+    for first, last, step in progressions(values):
+        if (last - first) // step >= 3:
+            parts.append(f"{first} to {last} in steps of {step}")
+        else:
+            parts.extend(str(v) for v in range(first, last + 1, step))
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
 @dataclass(frozen=True)
@@ -78,6 +115,10 @@ class Field:
     source: Source
     doc_value_style: str | None = None
     doc_invalid_note: bool = False
+    # The values the shapes of its kind allow (see Layout.shapes), and what they are (the
+    # other dimension and the instruction); None: no shape rule.
+    shape_values: tuple[int, ...] | None = None
+    shape_text: str = ""
 
     # -- derived bit facts -------------------------------------------------
     @property
@@ -163,6 +204,8 @@ class Field:
     @property
     def default(self) -> int | None:
         """0 when 0 is allowed (the CLI's 'fields left out are 0'); else None."""
+        if self.shape_values is not None and 0 not in self.shape_values:
+            return None
         codes = self.allowed_codes
         if codes is None or 0 in codes:
             return 0
@@ -185,6 +228,9 @@ class Field:
         """Human description of what the field allows, for error messages."""
         if self.type == "enum":
             return "one of " + ", ".join(f"{o.name} ({o.value})" for o in self.options)
+        if self.type == "dimension" and self.shape_values is not None:
+            return (f"{values_text(self.shape_values)} (encoded as {self.dim_symbol} >> "
+                    f"{self.dim_shift}; {self.shape_text})")
         if self.type == "dimension":
             return (f"a multiple of {self.user_step} from 0 to {self.user_max} "
                     f"(encoded as {self.dim_symbol} >> {self.dim_shift})")
@@ -305,6 +351,48 @@ class ZeroColumnMask:
 
 
 @dataclass(frozen=True)
+class Shapes:
+    """The (first, second) dimension pairs a layout's kind allows, e.g. (M, N): the union of
+    the shapes of every ``shapes`` descriptor rule of the instructions that take this
+    descriptor, for this kind (``m`` = 256 is allowed because .cta_group::2 has it)."""
+
+    fields: tuple[str, str]
+    table: tuple[tuple[int, tuple[int, ...]], ...]  # first value -> allowed second values
+    rules: tuple[str, ...]  # "instruction [rule id]", where the shapes come from
+    source: str  # human text: which instruction's shapes these are
+
+    @property
+    def first_values(self) -> tuple[int, ...]:
+        return tuple(v for v, _ in self.table)
+
+    @property
+    def second_values(self) -> tuple[int, ...]:
+        return tuple(sorted({n for _, ns in self.table for n in ns}))
+
+    def seconds(self, first: int) -> tuple[int, ...]:
+        return dict(self.table).get(first, ())
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        return tuple((a, b) for a, bs in self.table for b in bs)
+
+    @property
+    def base(self) -> tuple[int, int]:
+        """A representative shape (what tests complete a descriptor with): the smallest
+        first dimension with the most second dimensions, and its smallest second one."""
+        first, seconds = max(self.table, key=lambda row: (len(row[1]), -row[0]))
+        return first, seconds[0]
+
+    @property
+    def groups(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """(first values, their second values), first values with equal seconds merged."""
+        merged: dict[tuple[int, ...], list[int]] = {}
+        for first, seconds in self.table:
+            merged.setdefault(seconds, []).append(first)
+        return tuple((tuple(firsts), seconds) for seconds, firsts in merged.items())
+
+
+@dataclass(frozen=True)
 class DocStyle:
     columns: tuple[str, ...]
     bits_order: str
@@ -327,6 +415,7 @@ class Layout:
     spec_file: str
     swizzle: SwizzlePatterns | None = None
     zero_column_mask: ZeroColumnMask | None = None
+    shapes: Shapes | None = None
 
     @property
     def hex_digits(self) -> int:
@@ -562,5 +651,65 @@ def build_model(docs: list[Document]) -> Spec:
                         key=lambda d: d.rel)
     iset = (build_instruction_set(targets[0].data, [(d.rel, d.data) for d in instr_docs])
             if targets and instr_docs else None)
+    if iset is not None:
+        descriptors = tuple(_with_shapes(d, iset) for d in descriptors)
     return Spec(tuple(sorted(descriptors, key=lambda d: d.name)),
                 tuple(sorted(doc.rel for doc in docs)), iset)
+
+
+def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Shapes | None:
+    """The union of the ``shapes`` descriptor rules that apply to words of this
+    descriptor kind: rules on an operand taking the descriptor, in a valid form of that
+    kind. None when no such rule exists."""
+    pairs: set[tuple[int, int]] = set()
+    fields: tuple[str, ...] | None = None
+    rules: list[str] = []
+    owners: list[str] = []
+    for ins in iset.instructions:
+        for op in ins.operands:
+            if op.descriptor is None or op.descriptor[0] != desc_name:
+                continue
+            kind_of = op.descriptor[1]
+            for r in ins.descriptor_rules:
+                if r.operand != op.name or not r.shapes:
+                    continue
+                if not any(r.when(f.params) and (kind_of is None or
+                                                  f.params[kind_of] == kind)
+                           for f in ins.forms):
+                    continue
+                if fields is None:
+                    fields = r.shape_fields
+                if r.shape_fields != fields or len(fields) != 2:
+                    raise ValueError(f"{ins.name} [{r.id}]: shapes must name the same two "
+                                     f"fields as the other shape rules ({fields})")
+                for shape in r.shapes:
+                    vals = dict(shape)
+                    pairs |= {(a, b) for a in vals[fields[0]] for b in vals[fields[1]]}
+                rules.append(f"{ins.name} [{r.id}]")
+                owners += [ins.name] if ins.name not in owners else []
+    if fields is None:
+        return None
+    table = tuple((a, tuple(sorted(b for x, b in pairs if x == a)))
+                  for a in sorted({a for a, _ in pairs}))
+    return Shapes((fields[0], fields[1]), table, tuple(rules),
+                  "one of the " + " and ".join(f"{o} shapes" for o in owners))
+
+
+def _with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
+    layouts: dict[str | None, Layout] = {}
+    for lay in d.layouts:
+        shapes = layout_shapes(d.name, lay.kind, iset)
+        if shapes is None:
+            layouts[lay.kind] = lay
+            continue
+        first, second = shapes.fields
+        values = {first: shapes.first_values, second: shapes.second_values}
+        texts = {first: f"with {second}, {shapes.source} of this kind",
+                 second: f"with {first}, {shapes.source} of this kind"}
+        entries = tuple(replace(e, shape_values=values[e.name], shape_text=texts[e.name])
+                        if isinstance(e, Field) and e.name in values else e
+                        for e in lay.entries)
+        layouts[lay.kind] = replace(lay, entries=entries, shapes=shapes)
+    tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
+                   for t in d.tables)
+    return replace(d, layouts=tuple(layouts[lay.kind] for lay in d.layouts), tables=tables)

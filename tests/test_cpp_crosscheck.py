@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from cpp import harness
 from cpp.harness import GENERATED, GXX_FLAGS
-from cpp.pyfields import FieldInfo, accepts, baseline, field_infos
+from cpp.pyfields import FieldInfo, accepts, baseline, field_infos, shape_pairs
 
 from ptxgen.isa import DESCRIPTORS, DescriptorError
 
@@ -35,6 +35,14 @@ def valid_value(rng: random.Random, f: FieldInfo) -> int:
     if f.valid:
         return rng.choice(f.valid)
     return rng.randrange(0, f.maximum + 1, f.step)
+
+
+def valid_values(rng: random.Random, cls: Any, infos: list[FieldInfo]) -> dict[str, int]:
+    """A valid field set: each field at random, the dimensions of a shape as a pair."""
+    values = {f.name: valid_value(rng, f) for f in infos}
+    if getattr(cls, "SHAPES", None) is not None:
+        values.update(zip(cls.SHAPES.fields, rng.choice(shape_pairs(cls)), strict=True))
+    return values
 
 
 def invalid_value(rng: random.Random, f: FieldInfo) -> int:
@@ -92,8 +100,8 @@ def test_encode_agrees(cls: Any, driver: Driver) -> None:
     infos = field_infos(cls)
     sets = []
     for i in range(SAMPLES):
-        values = {f.name: valid_value(rng, f) for f in infos}
-        if i % 3 == 1:  # exactly one invalid field
+        values = valid_values(rng, cls, infos)
+        if i % 3 == 1:  # exactly one invalid field (or, for m / n, maybe no shape)
             f = rng.choice(infos)
             values[f.name] = invalid_value(rng, f)
         elif i % 3 == 2:  # anything that fits the C++ member (uint32_t / enum code)
@@ -108,11 +116,22 @@ def test_encode_agrees(cls: Any, driver: Driver) -> None:
 
 
 def first_invalid(cls: Any, infos: list[FieldInfo], values: list[int]) -> str | None:
-    """The first field (in bit order) the Python class refuses on its own."""
+    """The first field (in bit order) the Python class refuses on its own; then, for a
+    class with shapes, the dimension of a pair that no shape has."""
     base = baseline(cls)
+    shapes = getattr(cls, "SHAPES", None)
     for f, v in zip(infos, values, strict=True):
+        # a decoded dimension always fits its field: its shape is checked last
+        if shapes is not None and f.name in shapes.fields:
+            continue
         if not accepts(cls, base, f.name, v):
             return f.name
+    if shapes is not None:
+        first, second = (values[[f.name for f in infos].index(n)] for n in shapes.fields)
+        if first not in shapes.runs:
+            return shapes.fields[0]
+        if not shapes.allows(first, second):
+            return shapes.fields[1]
     return None
 
 
@@ -123,7 +142,7 @@ def test_decode_agrees(cls: Any, driver: Driver) -> None:
     bits = cls.WORD_BITS
     words = []
     for i in range(SAMPLES):
-        word = cls(**{f.name: valid_value(rng, f) for f in infos}).encode()
+        word = cls(**valid_values(rng, cls, infos)).encode()
         if i % 3 == 1:
             word ^= 1 << rng.randrange(bits)
         elif i % 3 == 2:

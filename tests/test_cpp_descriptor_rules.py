@@ -18,28 +18,26 @@ from ptxgen.instructions import TRUE
 from ptxgen.isa import DESCRIPTORS, ptx
 
 INS = ptx.instruction_set().get("tcgen05_mma")
-NAMES = ("kind", "sp", "scale_vectorsize", "ashift")
+NAMES = ("kind", "cta_group", "ws", "sp", "scale_vectorsize", "ashift")
 
 
 def words(kind: str) -> list[int]:
-    """Valid words of every sparsity, each M of 64, 128, 256 and 384 that the kind can
-    encode, both K dimensions where the kind has one, and one word the descriptor
-    refuses."""
+    """Valid words of every sparsity, each (M, N) of a set around the edges of the shape
+    tables that the kind has, both K dimensions where the kind has one, and one word the
+    descriptor refuses."""
     cls = DESCRIPTORS["instr_desc"][kind]
     names = {f.name for f in cls.FIELDS}
     base = {f.name: min(f.names.values()) for f in cls.FIELDS if f.names}
-    base.update(n=64)
     out = []
-    for sparse, m, k in itertools.product((0, 1), (64, 128, 256, 384), (0, 1)):
+    shapes = itertools.product((32, 64, 128, 256, 384), (8, 16, 24, 32, 48, 64, 96, 256))
+    for sparse, (m, n), k in itertools.product((0, 1), shapes, (0, 1)):
         if k and "k_dim" not in names:
             continue
-        fields = {**base, "sparsity": sparse, "m": m}
+        fields = {**base, "sparsity": sparse, "m": m, "n": n}
         if "k_dim" in names:
             fields["k_dim"] = k
-        try:
+        if cls.SHAPES.allows(m, n):
             out.append(cls(**fields).encode())
-        except ValueError:
-            assert m in (64, 384), (kind, m)  # M >> 7 kinds have no 64, M >> 4 no 384
     out.append(0xFFFFFFFF)
     return out
 
@@ -67,6 +65,8 @@ def cpp_arg(name: str, value: str) -> str:
     q = INS.qualifier(name)
     if q.flag:
         return "true" if value == TRUE else "false"
+    if q.numeric:
+        return value
     return f"ptxgen::ptx::{enum_name(INS, q)}::{member_ident(q, value)}"
 
 
@@ -99,7 +99,9 @@ def test_cpp_and_python_agree_host(tmp_path: Path) -> None:
     all_cases = cases()
     want = expected(all_cases)
     assert {"ok", "invalid", "ashift-m", "sp-sparse-idesc", "dense-idesc",
-            "scale-vec-k"} <= set(want), set(want)
+            "scale-vec-k", "shape-cta-group-1", "shape-cta-group-2", "shape-i8-cta-group-1",
+            "shape-i8-cta-group-2", "shape-ws", "shape-ws-sp", "shape-block-scaled-cta-group-1",
+            "shape-block-scaled-cta-group-2-sp"} <= set(want), set(want)
     src = tmp_path / "rules.cpp"
     src.write_text(program(all_cases))
     exe = tmp_path / "rules"
@@ -119,16 +121,18 @@ def test_cpp_checks_are_constexpr_on_the_device(tmp_path: Path) -> None:
 using namespace ptxgen::ptx;
 constexpr auto desc = ptxgen::InstrDescF16{}.with_dtype(ptxgen::InstrDescF16::Dtype::F32)
     .with_m(M_VALUE).with_n(64);
-static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::f16, false,
+static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::f16, CTA_GROUP, false, false,
               tcgen05_mma_scale_vectorsize::none, true>(desc.encode()) == nullptr,
               "ashift with this M");
 __global__ void k(unsigned* out) { out[0] = desc.encode(); }
 """
     src = tmp_path / "k.cu"
     src.write_text(body)
-    for m, ok in ((128, True), (256, True), (64, False)):
+    # .ashift needs M = 128 or 256; .cta_group::1 takes M = 64 or 128, ::2 128 or 256
+    for m, cta_group, ok in ((128, 1, True), (256, 2, True), (64, 1, False), (256, 1, False)):
         proc = harness.run([nvcc, *NVCC_FLAGS, harness.gencode("sm_100a"), f"-DM_VALUE={m}",
-                            "-ptx", str(src), "-o", str(tmp_path / "k.ptx")], ok=ok)
+                            f"-DCTA_GROUP={cta_group}", "-ptx", str(src), "-o",
+                            str(tmp_path / "k.ptx")], ok=ok)
         if not ok:
             assert proc.returncode != 0
             assert re.search(r"static assertion failed with \"ashift with this M\"",

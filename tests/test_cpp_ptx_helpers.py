@@ -113,12 +113,19 @@ ACCESS = HEADER + r"""
 using namespace ptxgen::ptx;
 using St = void (*)(void*, const std::uint32_t (&)[1]);
 using Ld = void (*)(std::uint32_t (&)[1], const void*);
+// (the array operands are deduced, so that a wrong array is a static_assert; the address
+// of a specialization with them named is the signature)
 static_assert(std::is_same_v<decltype(&stmatrix<stmatrix_shape::m8n8, stmatrix_num::x1,
-                                                 stmatrix_type::b16>), St>,
+                                                 stmatrix_type::b16, false, stmatrix_ss::none,
+                                                 std::uint32_t, 1>), St>,
               "stmatrix writes through its generic address: void*");
 static_assert(std::is_same_v<decltype(&ldmatrix<ldmatrix_shape::m8n8, ldmatrix_num::x1,
-                                                 ldmatrix_type::b16>), Ld>,
+                                                 ldmatrix_type::b16, false, ldmatrix_ss::none,
+                                                 std::uint32_t, 1>), Ld>,
               "ldmatrix reads through its generic address: const void*");
+static_assert(std::is_same_v<ldmatrix_operands<ldmatrix_shape::m8n8, ldmatrix_num::x1,
+                                               ldmatrix_type::b16>::d, std::uint32_t[1]>,
+              "the array-operand trait");
 __global__ void round_trip(unsigned short* p) {
     std::uint32_t r[1];
     ldmatrix<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16>(r, p);

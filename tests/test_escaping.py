@@ -83,14 +83,15 @@ def test_generated_python_imports_with_hostile_docstrings(hostile_out: Path,
         "import ptxgen.isa as isa, ptxgen.isa.smem_desc as m\n"
         "print(isa.SmemDesc.__doc__)\n"
         "print(m.__doc__)\n"
-        "print(isa.InstrDescF16(dtype=1).hex())\n"
+        "print(isa.InstrDescF16(dtype=1, m=64, n=8).hex())\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env={"PYTHONPATH": str(pkg.parent), "PYTHONIOENCODING": "utf-8"},
                          check=False)
     assert res.returncode == 0, res.stderr
     assert _fold(HOSTILE) in _fold(res.stdout)
-    assert res.stdout.strip().endswith("0x00000010")
+    # dtype = 1 (bits 4-5), N >> 3 = 1 (bits 17-22), M >> 4 = 4 (bits 24-28)
+    assert res.stdout.strip().endswith(f"{1 << 4 | 1 << 17 | 4 << 24:#010x}")
 
 
 def test_markdown_keeps_tables_intact_and_the_text(hostile_out: Path) -> None:

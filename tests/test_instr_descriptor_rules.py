@@ -30,13 +30,15 @@ def ids(problems: list[str]) -> list[str]:
 
 def test_ashift_needs_m_128_or_256() -> None:
     """Seed 002: "Qualifier .ashift is only allowed with M = 128 or M = 256"; every M the
-    f16 descriptor can encode is tried."""
+    f16 descriptor can encode is tried (.cta_group::1 itself takes M = 64 or 128 only)."""
     field = next(f for f in InstrDescF16.FIELDS if f.name == "m")
     ms = [m for m in range(0, 512, 16) if _encodes(m)]
-    assert {64, 128, 256} <= set(ms), ms
+    assert ms == [32, 64, 128, 256], ms
     for m in ms:
         got = ids(descriptor_problems(ASHIFT, idesc=f16_word(m=m)))
-        assert got == ([] if m in (128, 256) else ["ashift-m"]), (m, got, field)
+        expected = ([] if m in (128, 256) else ["ashift-m"]) + \
+            ([] if m in (64, 128) else ["shape-cta-group-1"])
+        assert got == expected, (m, got, field)
     # without .ashift any M is fine
     assert descriptor_problems("tcgen05.mma.cta_group::1.kind::f16", idesc=f16_word(m=64)) == []
 
@@ -132,3 +134,38 @@ def test_rule_operand_must_be_a_descriptor(spec_copy: Path) -> None:
     errs = errors(spec_copy)
     assert any("'b_desc' is not a descriptor operand (one with `descriptor`: idesc)" in e
                for e in errs), errs
+
+
+# -- shapes rules (issue 12) -----------------------------------------------------------------
+
+def test_shape_field_must_exist(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+         "- {mm: [64, 128], n: {from: 8, to: 256, step: 8}}")
+    errs = errors(spec_copy)
+    assert any("instr_desc (kind f16): no field 'mm'" in e for e in errs), errs
+
+
+def test_shape_value_must_fit_the_field(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+         "- {m: [64, 120], n: {from: 8, to: 256, step: 8}}")
+    line = line_of(spec_copy, TC, "- {m: [64, 120], n: {from: 8, to: 256, step: 8}}")
+    errs = errors(spec_copy)
+    assert any(f"{TC}:{line}:" in e and "m = 120 does not fit the field (a multiple of 16"
+               in e for e in errs), errs
+
+
+def test_shape_fields_must_be_dimensions_or_ints(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+         "- {m: [64, 128], dtype: [1]}")
+    errs = errors(spec_copy)
+    assert any("dtype is no dimension or int field (it is enum)" in e
+               for e in errs), errs
+
+
+def test_a_rule_no_seed_states_needs_ptxas_or_its_document(spec_copy: Path) -> None:
+    edit(spec_copy, TC, "provenance: {seeds: [], document: 'PTX ISA 9.0, 9.7.16.2.1 Matrix Shape, "
+         "Table 39 \"Various combinations of .kind and shapes\"', note: tcgen05-shapes}",
+         "provenance: {seeds: [], note: tcgen05-shapes}")
+    errs = errors(spec_copy)
+    assert any("needs its ptxas evidence (provenance.ptxas) or the PTX ISA section that "
+               "states it (provenance.document)" in e for e in errs), errs

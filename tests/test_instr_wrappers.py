@@ -90,8 +90,10 @@ INVALID = {
         "immediate scale_input_d is out of range",
     "tcgen05_mma_block_scale<1, ptxgen::ptx::tcgen05_mma_kind::mxf4nvf4>(d, a, b, i, s, s, p)":
         ".kind::mxf4nvf4 needs an explicit .scale_vectorsize",
+    # .cta_group::2 takes 8 lanes: a static_assert naming the operand, with the numbers
     "tcgen05_mma<2, ptxgen::ptx::tcgen05_mma_kind::f16>(d, a, b, i, lanes4, p)":
-        "no instance of overloaded function",
+        "operand disable_output_lane: the array has PtxgenGiven elements where this form "
+        "needs PtxgenNeeded",
     # ptxas 13.0: "value '2' out of range, expected to be in range [0..1]" (m16n8k32 .f16)
     "mma_sp<ptxgen::ptx::mma_sp_shape::m16n8k32, ptxgen::ptx::mma_sp_dtype::f16, "
     "ptxgen::ptx::mma_sp_atype::f16, ptxgen::ptx::mma_sp_btype::f16, "

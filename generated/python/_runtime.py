@@ -36,6 +36,39 @@ class FieldSpec(NamedTuple):
     domain: str
 
 
+class ShapeTable(NamedTuple):
+    """The (first, second) dimension pairs a kind allows, e.g. (m, n): the union of the
+    shapes of the instructions that take the descriptor (PTX ISA's shape tables)."""
+
+    fields: tuple[str, str]
+    # first value -> the allowed second values as runs (first, last, step)
+    runs: dict[int, tuple[tuple[int, int, int], ...]]
+    firsts: str  # what the first field allows, as text
+    seconds: dict[int, str]  # what the second field allows with each first value
+    source: str  # e.g. "one of the tcgen05.mma shapes"
+
+    def allows(self, first: int, second: int) -> bool:
+        return any(a <= second <= b and (second - a) % s == 0
+                   for a, b, s in self.runs.get(first, ()))
+
+
+def _shape(owner: object, shapes: ShapeTable, first: int, second: int) -> None:
+    """Refuse a (first, second) pair, e.g. (m, n), that no shape of the kind has."""
+    f0, f1 = shapes.fields
+    if first not in shapes.runs:
+        raise DescriptorError(owner_name(owner), f0, first,
+                              f"{shapes.firsts} ({shapes.source} of this kind)")
+    if not shapes.allows(first, second):
+        raise DescriptorError(owner_name(owner), f1, second,
+                              f"with {f0} = {first}: {shapes.seconds[first]} "
+                              f"({shapes.source} of this kind)")
+
+
+def _rebuild(cls: Any, values: dict[str, int]) -> Any:
+    """Unpickle a descriptor: construct it again from its fields (validated)."""
+    return cls(**values)
+
+
 def _set(obj: object, name: str, value: object) -> None:
     """Initialise a field of an immutable descriptor (its __setattr__ refuses)."""
     object.__setattr__(obj, name, value)
@@ -76,6 +109,12 @@ def _multiple(owner: object, index: int, value: object, step: int, hi: int) -> N
 def _enum(owner: object, index: int, enum: type[E], value: object) -> E:
     if isinstance(value, IntEnum) and not isinstance(value, enum):
         raise _fail(owner, index, value, f" (an {enum.__qualname__} member or its code)")
+    if isinstance(value, str):  # a name, spelled as `ptxgen encode` takes it
+        cls = owner if isinstance(owner, type) else type(owner)
+        spec: FieldSpec = cls.FIELDS[index]  # type: ignore[attr-defined]
+        if value not in spec.names:
+            raise _fail(owner, index, value)
+        value = spec.names[value]
     if not _is_int(value):
         raise _fail(owner, index, value)
     try:

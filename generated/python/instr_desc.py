@@ -15,12 +15,15 @@ from typing import ClassVar
 
 from ptxgen.isa._runtime import (
     FieldSpec,
+    ShapeTable,
     _check_word,
     _codes,
     _enum,
     _multiple,
     _range,
+    _rebuild,
     _set,
+    _shape,
 )
 
 __all__ = [
@@ -55,10 +58,11 @@ class InstrDescTf32:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
         transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
-        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple
-            of 16 from 0 to 496 (encoded as M >> 4).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
         max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
             Allowed: 0 to 3.
 
@@ -156,16 +160,35 @@ class InstrDescTf32:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
             "0 to 3",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity_selector: int
@@ -199,12 +222,12 @@ class InstrDescTf32:
     """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     m: int
-    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16
-    from 0 to 496 (encoded as M >> 4)."""
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
 
     max_shift: int
     """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
@@ -222,8 +245,8 @@ class InstrDescTf32:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
-        m: int = 0,
+        n: int,
+        m: int,
         max_shift: int = 0,
     ) -> None:
         _range(self, 0, sparsity_selector, 0, 3)
@@ -248,9 +271,22 @@ class InstrDescTf32:
         _set(self, "m", m)
         _range(self, 12, max_shift, 0, 3)
         _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescTf32:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescTf32:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -353,10 +389,11 @@ class InstrDescF16:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
         transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
-        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple
-            of 16 from 0 to 496 (encoded as M >> 4).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
         max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
             Allowed: 0 to 3.
 
@@ -460,16 +497,35 @@ class InstrDescF16:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
             "0 to 3",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity_selector: int
@@ -503,12 +559,12 @@ class InstrDescF16:
     """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     m: int
-    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16
-    from 0 to 496 (encoded as M >> 4)."""
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
 
     max_shift: int
     """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
@@ -526,8 +582,8 @@ class InstrDescF16:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
-        m: int = 0,
+        n: int,
+        m: int,
         max_shift: int = 0,
     ) -> None:
         _range(self, 0, sparsity_selector, 0, 3)
@@ -552,9 +608,22 @@ class InstrDescF16:
         _set(self, "m", m)
         _range(self, 12, max_shift, 0, 3)
         _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescF16:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescF16:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -659,10 +728,11 @@ class InstrDescF8f6f4:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
         transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
-        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple
-            of 16 from 0 to 496 (encoded as M >> 4).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
         max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
             Allowed: 0 to 3.
 
@@ -778,16 +848,35 @@ class InstrDescF8f6f4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
             "0 to 3",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity_selector: int
@@ -823,12 +912,12 @@ class InstrDescF8f6f4:
     """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     m: int
-    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16
-    from 0 to 496 (encoded as M >> 4)."""
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
 
     max_shift: int
     """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
@@ -846,8 +935,8 @@ class InstrDescF8f6f4:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
-        m: int = 0,
+        n: int,
+        m: int,
         max_shift: int = 0,
     ) -> None:
         _range(self, 0, sparsity_selector, 0, 3)
@@ -872,9 +961,22 @@ class InstrDescF8f6f4:
         _set(self, "m", m)
         _range(self, 12, max_shift, 0, 3)
         _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescF8f6f4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescF8f6f4:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -976,10 +1078,11 @@ class InstrDescI8:
         negate_b (bit 14): Negate B Matrix. Allowed: only 0.
         transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
         transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
-        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple
-            of 16 from 0 to 496 (encoded as M >> 4).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 32 in
+            steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the
+            tcgen05.mma shapes of this kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
         max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
             Allowed: 0 to 3.
 
@@ -1081,16 +1184,35 @@ class InstrDescI8:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one "
+            "of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
             "m", "dimension", 24, 5, {},
-            "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
         ),
         FieldSpec(
             "max_shift", "int", 30, 2, {},
             "0 to 3",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 32, 8), (48, 256, 16), ),
+            128: ((8, 32, 8), (48, 256, 16), ),
+            256: ((32, 256, 32), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 32 in steps of 8 or 48 to 256 in steps of 16",
+            128: "8 to 32 in steps of 8 or 48 to 256 in steps of 16",
+            256: "32 to 256 in steps of 32",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity_selector: int
@@ -1124,12 +1246,13 @@ class InstrDescI8:
     """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 32 in steps of
+    8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the tcgen05.mma shapes
+    of this kind)."""
 
     m: int
-    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16
-    from 0 to 496 (encoded as M >> 4)."""
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
 
     max_shift: int
     """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
@@ -1147,8 +1270,8 @@ class InstrDescI8:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
-        m: int = 0,
+        n: int,
+        m: int,
         max_shift: int = 0,
     ) -> None:
         _range(self, 0, sparsity_selector, 0, 3)
@@ -1173,9 +1296,22 @@ class InstrDescI8:
         _set(self, "m", m)
         _range(self, 12, max_shift, 0, 3)
         _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescI8:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescI8:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -1276,12 +1412,13 @@ class InstrDescMxf8f6f4:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
         transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
         scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of
             ue8m0 (1).
-        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple
-            of 128 from 0 to 384 (encoded as M >> 7).
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
         scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: 0 to 3.
 
     Reserved (must be 0): bits 0-1, bit 3, bit 6, bits 24-26, bit 31.
@@ -1386,7 +1523,8 @@ class InstrDescMxf8f6f4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue8m0": 1},
@@ -1394,12 +1532,25 @@ class InstrDescMxf8f6f4:
         ),
         FieldSpec(
             "m", "dimension", 27, 2, {},
-            "a multiple of 128 from 0 to 384 (encoded as M >> 7)",
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
             "scale_a_id", "int", 29, 2, {},
             "0 to 3",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity: Sparsity
@@ -1429,15 +1580,15 @@ class InstrDescMxf8f6f4:
     """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     scale_type: ScaleType
     """Bit 23: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1)."""
 
     m: int
-    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple of 128
-    from 0 to 384 (encoded as M >> 7)."""
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
 
     scale_a_id: int
     """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: 0 to 3."""
@@ -1453,9 +1604,9 @@ class InstrDescMxf8f6f4:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
+        n: int,
         scale_type: ScaleType | int,
-        m: int = 0,
+        m: int,
         scale_a_id: int = 0,
     ) -> None:
         _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
@@ -1478,9 +1629,22 @@ class InstrDescMxf8f6f4:
         _set(self, "m", m)
         _range(self, 11, scale_a_id, 0, 3)
         _set(self, "scale_a_id", scale_a_id)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescMxf8f6f4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescMxf8f6f4:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -1576,12 +1740,13 @@ class InstrDescMxf4:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: only 0.
         transpose_b (bit 16): Transpose B Matrix. Allowed: only 0.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
         scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of
             ue8m0 (1).
-        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple
-            of 128 from 0 to 384 (encoded as M >> 7).
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
         scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2.
         k_dim (bit 31): K Dimension. Allowed: 0 to 1.
 
@@ -1672,7 +1837,8 @@ class InstrDescMxf4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue8m0": 1},
@@ -1680,7 +1846,7 @@ class InstrDescMxf4:
         ),
         FieldSpec(
             "m", "dimension", 27, 2, {},
-            "a multiple of 128 from 0 to 384 (encoded as M >> 7)",
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
             "scale_a_id", "int", 29, 2, {},
@@ -1690,6 +1856,19 @@ class InstrDescMxf4:
             "k_dim", "flag", 31, 1, {},
             "0 to 1",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity: Sparsity
@@ -1717,15 +1896,15 @@ class InstrDescMxf4:
     """Bit 16: Transpose B Matrix. Allowed: only 0."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     scale_type: ScaleType
     """Bit 23: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1)."""
 
     m: int
-    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple of 128
-    from 0 to 384 (encoded as M >> 7)."""
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
 
     scale_a_id: int
     """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: one of 0, 2."""
@@ -1744,9 +1923,9 @@ class InstrDescMxf4:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
+        n: int,
         scale_type: ScaleType | int,
-        m: int = 0,
+        m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
     ) -> None:
@@ -1772,9 +1951,22 @@ class InstrDescMxf4:
         _set(self, "scale_a_id", scale_a_id)
         _range(self, 12, k_dim, 0, 1)
         _set(self, "k_dim", k_dim)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescMxf4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescMxf4:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -1873,12 +2065,13 @@ class InstrDescMxf4nvf4:
         negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
         transpose_a (bit 15): Transpose A Matrix. Allowed: only 0.
         transpose_b (bit 16): Transpose B Matrix. Allowed: only 0.
-        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
-            of 8 from 0 to 504 (encoded as N >> 3).
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
         scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of
             ue4m3 (0), ue8m0 (1).
-        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple
-            of 128 from 0 to 384 (encoded as M >> 7).
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
         scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2.
         k_dim (bit 31): K Dimension. Allowed: 0 to 1.
 
@@ -1971,7 +2164,8 @@ class InstrDescMxf4nvf4:
         ),
         FieldSpec(
             "n", "dimension", 17, 6, {},
-            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
         ),
         FieldSpec(
             "scale_type", "enum", 23, 1, {"ue4m3": 0, "ue8m0": 1},
@@ -1979,7 +2173,7 @@ class InstrDescMxf4nvf4:
         ),
         FieldSpec(
             "m", "dimension", 27, 2, {},
-            "a multiple of 128 from 0 to 384 (encoded as M >> 7)",
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
             "scale_a_id", "int", 29, 2, {},
@@ -1989,6 +2183,19 @@ class InstrDescMxf4nvf4:
             "k_dim", "flag", 31, 1, {},
             "0 to 1",
         ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
     )
 
     sparsity: Sparsity
@@ -2016,16 +2223,16 @@ class InstrDescMxf4nvf4:
     """Bit 16: Transpose B Matrix. Allowed: only 0."""
 
     n: int
-    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
-    0 to 504 (encoded as N >> 3)."""
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
 
     scale_type: ScaleType
     """Bit 23: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue4m3 (0), ue8m0
     (1)."""
 
     m: int
-    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple of 128
-    from 0 to 384 (encoded as M >> 7)."""
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
 
     scale_a_id: int
     """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: one of 0, 2."""
@@ -2044,9 +2251,9 @@ class InstrDescMxf4nvf4:
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
-        n: int = 0,
+        n: int,
         scale_type: ScaleType | int = ScaleType.UE4M3,
-        m: int = 0,
+        m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
     ) -> None:
@@ -2072,9 +2279,22 @@ class InstrDescMxf4nvf4:
         _set(self, "scale_a_id", scale_a_id)
         _range(self, 12, k_dim, 0, 1)
         _set(self, "k_dim", k_dim)
+        _shape(self, self.SHAPES, self.m, self.n)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescMxf4nvf4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescMxf4nvf4:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -2260,6 +2260,129 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "(sparse), k_dim = 0; for K = 96 write .block32 or .block16"
                             ),
                         },
+                        {
+                            "id": "shape-cta-group-1",
+                            "operand": "idesc",
+                            "when": {
+                                "ws": False,
+                                "cta_group": 1,
+                                "kind": ["f16", "tf32", "f8f6f4"],
+                            },
+                            "shapes": [{"m": [64, 128], "n": {"from": 8, "to": 256, "step": 8}}],
+                            "message": (
+                                ".cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 "
+                                "takes M = 64 or 128 and N = 8 to 256 in steps of 8"
+                            ),
+                        },
+                        {
+                            "id": "shape-cta-group-2",
+                            "operand": "idesc",
+                            "when": {
+                                "ws": False,
+                                "cta_group": 2,
+                                "kind": ["f16", "tf32", "f8f6f4"],
+                            },
+                            "shapes": [
+                                {"m": [128, 256], "n": {"from": 16, "to": 256, "step": 16}},
+                            ],
+                            "message": (
+                                ".cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 "
+                                "takes M = 128 or 256 and N = 16 to 256 in steps of 16"
+                            ),
+                        },
+                        {
+                            "id": "shape-i8-cta-group-1",
+                            "operand": "idesc",
+                            "when": {"ws": False, "cta_group": 1, "kind": "i8"},
+                            "shapes": [
+                                {"m": [64, 128], "n": [8, 16, 24, 32]},
+                                {"m": [64, 128], "n": {"from": 48, "to": 256, "step": 16}},
+                            ],
+                            "message": (
+                                ".cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, "
+                                "16, 24, 32, then 48 to 256 in steps of 16"
+                            ),
+                        },
+                        {
+                            "id": "shape-i8-cta-group-2",
+                            "operand": "idesc",
+                            "when": {"ws": False, "cta_group": 2, "kind": "i8"},
+                            "shapes": [
+                                {"m": [128, 256], "n": {"from": 32, "to": 256, "step": 32}},
+                            ],
+                            "message": (
+                                ".cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 "
+                                "to 256 in steps of 32"
+                            ),
+                        },
+                        {
+                            "id": "shape-ws",
+                            "operand": "idesc",
+                            "when": {
+                                "ws": True,
+                                "sp": False,
+                                "kind": ["f16", "tf32", "f8f6f4", "i8"],
+                            },
+                            "shapes": [{"m": [32, 64, 128], "n": [64, 128, 256]}],
+                            "message": (
+                                "tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256"
+                            ),
+                        },
+                        {
+                            "id": "shape-ws-sp",
+                            "operand": "idesc",
+                            "when": {
+                                "ws": True,
+                                "sp": True,
+                                "kind": ["f16", "tf32", "f8f6f4", "i8"],
+                            },
+                            "shapes": [{"m": [32, 64, 128], "n": [64, 128]}],
+                            "message": (
+                                "tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128"
+                            ),
+                        },
+                        {
+                            "id": "shape-block-scaled-cta-group-1",
+                            "operand": "idesc",
+                            "when": {"cta_group": 1, "kind": ["mxf8f6f4", "mxf4", "mxf4nvf4"]},
+                            "shapes": [{"m": [128], "n": {"from": 8, "to": 256, "step": 8}}],
+                            "message": (
+                                ".cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or "
+                                ".kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8"
+                            ),
+                        },
+                        {
+                            "id": "shape-block-scaled-cta-group-2",
+                            "operand": "idesc",
+                            "when": {
+                                "sp": False,
+                                "cta_group": 2,
+                                "kind": ["mxf8f6f4", "mxf4", "mxf4nvf4"],
+                            },
+                            "shapes": [
+                                {"m": [128, 256], "n": {"from": 16, "to": 256, "step": 16}},
+                            ],
+                            "message": (
+                                ".cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or "
+                                ".kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in "
+                                "steps of 16"
+                            ),
+                        },
+                        {
+                            "id": "shape-block-scaled-cta-group-2-sp",
+                            "operand": "idesc",
+                            "when": {
+                                "sp": True,
+                                "cta_group": 2,
+                                "kind": ["mxf8f6f4", "mxf4", "mxf4nvf4"],
+                            },
+                            "shapes": [{"m": [256], "n": {"from": 16, "to": 256, "step": 16}}],
+                            "message": (
+                                "tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, "
+                                ".kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to "
+                                "256 in steps of 16"
+                            ),
+                        },
                     ],
                     "gates": [
                         {

@@ -19,6 +19,7 @@ from ptxgen.isa._runtime import (
     _enum,
     _multiple,
     _range,
+    _rebuild,
     _set,
 )
 
@@ -158,6 +159,18 @@ class SmemDesc:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> SmemDesc:
+        return self
+
+    def __deepcopy__(self, memo: object) -> SmemDesc:
+        return self
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -220,19 +233,17 @@ class SmemDesc:
 _PATTERN_BOUNDARY: dict[int, int] = {2: 1024, 4: 512, 6: 256, 1: 1024}
 
 
-def base_offset(pattern_start: int, swizzle: int) -> int:
+def base_offset(pattern_start: int, swizzle: int | str) -> int:
     """Base offset for a repeating swizzle pattern starting at byte address pattern_start (PTX
     ISA 9.7.16.4.1, Table 41).
 
     0 when the pattern starts on its boundary (128-Byte swizzle: 1024-Byte, 64-Byte swizzle:
     512-Byte, 32-Byte swizzle: 256-Byte, 128-Byte swizzle with 32B atomicity: 1024-Byte),
     otherwise (pattern start addr >> 0x7) & 0x7, which must then be non-zero; with no
-    swizzling there is no pattern and the result is 0. Raises DescriptorError otherwise.
+    swizzling there is no pattern and the result is 0. swizzle is a code, an enum member or
+    its name as `ptxgen encode` spells it. Raises DescriptorError otherwise.
     """
-    code = int(swizzle)
-    if code not in SmemDesc.Swizzle._value2member_map_:
-        raise DescriptorError("smem_desc", "swizzle", swizzle,
-                              "a valid swizzle code")
+    code = int(_enum(SmemDesc, 5, SmemDesc.Swizzle, swizzle))
     if isinstance(pattern_start, bool) or not isinstance(pattern_start, int) or pattern_start < 0:
         raise DescriptorError("smem_desc", "pattern_start", pattern_start,
                               "a non-negative byte address")

@@ -17,6 +17,7 @@ from ptxgen.isa._runtime import (
     FieldSpec,
     _check_word,
     _range,
+    _rebuild,
     _set,
 )
 
@@ -227,6 +228,18 @@ class ZeroColumnMaskDesc:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> ZeroColumnMaskDesc:
+        return self
+
+    def __deepcopy__(self, memo: object) -> ZeroColumnMaskDesc:
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -37,16 +37,29 @@ INSTRDESCTF32_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0, 1]),
     "transpose_b": st.sampled_from([0, 1]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
-    "m": st.integers(0, 31).map(lambda v: v * 16),
     "max_shift": st.sampled_from([0, 1, 2, 3]),
 })
-INSTRDESCTF32_MINIMAL: dict[str, Any] = {'dtype': 1, 'atype': 2, 'btype': 2}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCTF32_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCTF32_MINIMAL: dict[str, Any] = {'dtype': 1, 'atype': 2, 'btype': 2, 'n': 8, 'm': 64}
 
 
 @SETTINGS
-@given(INSTRDESCTF32_FIELDS)
-def test_instrdesctf32_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCTF32_FIELDS, INSTRDESCTF32_SHAPES)
+def test_instrdesctf32_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescTf32(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -129,11 +142,14 @@ def test_instrdesctf32_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
     ("m", -1, "negative"),
     ("m", True, "a bool, not an int"),
     ("m", '1', "a string, not an int"),
     ("m", 24, "not a multiple of 16"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
     ("max_shift", -1, "negative"),
     ("max_shift", True, "a bool, not an int"),
     ("max_shift", '1', "a string, not an int"),
@@ -197,16 +213,29 @@ INSTRDESCF16_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0, 1]),
     "transpose_b": st.sampled_from([0, 1]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
-    "m": st.integers(0, 31).map(lambda v: v * 16),
     "max_shift": st.sampled_from([0, 1, 2, 3]),
 })
-INSTRDESCF16_MINIMAL: dict[str, Any] = {}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCF16_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCF16_MINIMAL: dict[str, Any] = {'n': 8, 'm': 64}
 
 
 @SETTINGS
-@given(INSTRDESCF16_FIELDS)
-def test_instrdescf16_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCF16_FIELDS, INSTRDESCF16_SHAPES)
+def test_instrdescf16_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescF16(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -289,11 +318,14 @@ def test_instrdescf16_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
     ("m", -1, "negative"),
     ("m", True, "a bool, not an int"),
     ("m", '1', "a string, not an int"),
     ("m", 24, "not a multiple of 16"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
     ("max_shift", -1, "negative"),
     ("max_shift", True, "a bool, not an int"),
     ("max_shift", '1', "a string, not an int"),
@@ -356,16 +388,29 @@ INSTRDESCF8F6F4_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0, 1]),
     "transpose_b": st.sampled_from([0, 1]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
-    "m": st.integers(0, 31).map(lambda v: v * 16),
     "max_shift": st.sampled_from([0, 1, 2, 3]),
 })
-INSTRDESCF8F6F4_MINIMAL: dict[str, Any] = {}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCF8F6F4_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCF8F6F4_MINIMAL: dict[str, Any] = {'n': 8, 'm': 64}
 
 
 @SETTINGS
-@given(INSTRDESCF8F6F4_FIELDS)
-def test_instrdescf8f6f4_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCF8F6F4_FIELDS, INSTRDESCF8F6F4_SHAPES)
+def test_instrdescf8f6f4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescF8f6f4(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -448,11 +493,14 @@ def test_instrdescf8f6f4_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
     ("m", -1, "negative"),
     ("m", True, "a bool, not an int"),
     ("m", '1', "a string, not an int"),
     ("m", 24, "not a multiple of 16"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
     ("max_shift", -1, "negative"),
     ("max_shift", True, "a bool, not an int"),
     ("max_shift", '1', "a string, not an int"),
@@ -513,16 +561,24 @@ INSTRDESCI8_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0]),
     "transpose_a": st.sampled_from([0, 1]),
     "transpose_b": st.sampled_from([0, 1]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
-    "m": st.integers(0, 31).map(lambda v: v * 16),
     "max_shift": st.sampled_from([0, 1, 2, 3]),
 })
-INSTRDESCI8_MINIMAL: dict[str, Any] = {'dtype': 2}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCI8_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 48), (64, 64),
+        (64, 80), (64, 96), (64, 112), (64, 128), (64, 144), (64, 160), (64, 176), (64, 192),
+        (64, 208), (64, 224), (64, 240), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32),
+        (128, 48), (128, 64), (128, 80), (128, 96), (128, 112), (128, 128), (128, 144), (128, 160),
+        (128, 176), (128, 192), (128, 208), (128, 224), (128, 240), (128, 256), (256, 32),
+        (256, 64), (256, 96), (256, 128), (256, 160), (256, 192), (256, 224), (256, 256),
+    ])
+INSTRDESCI8_MINIMAL: dict[str, Any] = {'dtype': 2, 'n': 8, 'm': 64}
 
 
 @SETTINGS
-@given(INSTRDESCI8_FIELDS)
-def test_instrdesci8_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCI8_FIELDS, INSTRDESCI8_SHAPES)
+def test_instrdesci8_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescI8(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -606,11 +662,14 @@ def test_instrdesci8_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 40, "no shape has it with m = 64"),
     ("m", -1, "negative"),
     ("m", True, "a bool, not an int"),
     ("m", '1', "a string, not an int"),
     ("m", 24, "not a multiple of 16"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
     ("max_shift", -1, "negative"),
     ("max_shift", True, "a bool, not an int"),
     ("max_shift", '1', "a string, not an int"),
@@ -673,17 +732,26 @@ INSTRDESCMXF8F6F4_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0, 1]),
     "transpose_b": st.sampled_from([0, 1]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
     "scale_type": st.sampled_from([1]),
-    "m": st.integers(0, 3).map(lambda v: v * 128),
     "scale_a_id": st.integers(0, 3),
 })
-INSTRDESCMXF8F6F4_MINIMAL: dict[str, Any] = {'scale_type': 1}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCMXF8F6F4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCMXF8F6F4_MINIMAL: dict[str, Any] = {'n': 8, 'scale_type': 1, 'm': 128}
 
 
 @SETTINGS
-@given(INSTRDESCMXF8F6F4_FIELDS)
-def test_instrdescmxf8f6f4_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCMXF8F6F4_FIELDS, INSTRDESCMXF8F6F4_SHAPES)
+def test_instrdescmxf8f6f4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescMxf8f6f4(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -754,6 +822,7 @@ def test_instrdescmxf8f6f4_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
     ("scale_type", -1, "negative"),
     ("scale_type", True, "a bool, not an int"),
     ("scale_type", '1', "a string, not an int"),
@@ -764,6 +833,8 @@ def test_instrdescmxf8f6f4_round_trip(values: dict[str, Any]) -> None:
     ("m", '1', "a string, not an int"),
     ("m", 192, "not a multiple of 128"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
     ("scale_a_id", -1, "negative"),
     ("scale_a_id", True, "a bool, not an int"),
     ("scale_a_id", '1', "a string, not an int"),
@@ -820,18 +891,27 @@ INSTRDESCMXF4_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0]),
     "transpose_b": st.sampled_from([0]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
     "scale_type": st.sampled_from([1]),
-    "m": st.integers(0, 3).map(lambda v: v * 128),
     "scale_a_id": st.sampled_from([0, 2]),
     "k_dim": st.sampled_from([0, 1]),
 })
-INSTRDESCMXF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'scale_type': 1}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCMXF4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCMXF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128}
 
 
 @SETTINGS
-@given(INSTRDESCMXF4_FIELDS)
-def test_instrdescmxf4_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCMXF4_FIELDS, INSTRDESCMXF4_SHAPES)
+def test_instrdescmxf4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescMxf4(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -907,6 +987,7 @@ def test_instrdescmxf4_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
     ("scale_type", -1, "negative"),
     ("scale_type", True, "a bool, not an int"),
     ("scale_type", '1', "a string, not an int"),
@@ -917,6 +998,8 @@ def test_instrdescmxf4_round_trip(values: dict[str, Any]) -> None:
     ("m", '1', "a string, not an int"),
     ("m", 192, "not a multiple of 128"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
     ("scale_a_id", -1, "negative"),
     ("scale_a_id", True, "a bool, not an int"),
     ("scale_a_id", '1', "a string, not an int"),
@@ -985,18 +1068,27 @@ INSTRDESCMXF4NVF4_FIELDS = st.fixed_dictionaries({
     "negate_b": st.sampled_from([0, 1]),
     "transpose_a": st.sampled_from([0]),
     "transpose_b": st.sampled_from([0]),
-    "n": st.integers(0, 63).map(lambda v: v * 8),
     "scale_type": st.sampled_from([0, 1]),
-    "m": st.integers(0, 3).map(lambda v: v * 128),
     "scale_a_id": st.sampled_from([0, 2]),
     "k_dim": st.sampled_from([0, 1]),
 })
-INSTRDESCMXF4NVF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1}
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCMXF4NVF4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCMXF4NVF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'm': 128}
 
 
 @SETTINGS
-@given(INSTRDESCMXF4NVF4_FIELDS)
-def test_instrdescmxf4nvf4_round_trip(values: dict[str, Any]) -> None:
+@given(INSTRDESCMXF4NVF4_FIELDS, INSTRDESCMXF4NVF4_SHAPES)
+def test_instrdescmxf4nvf4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
     desc = InstrDescMxf4nvf4(**values)
     word = desc.encode()
     assert 0 <= word < 1 << 32
@@ -1072,6 +1164,7 @@ def test_instrdescmxf4nvf4_round_trip(values: dict[str, Any]) -> None:
     ("n", '1', "a string, not an int"),
     ("n", 12, "not a multiple of 8"),
     ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
     ("scale_type", -1, "negative"),
     ("scale_type", True, "a bool, not an int"),
     ("scale_type", '1', "a string, not an int"),
@@ -1081,6 +1174,8 @@ def test_instrdescmxf4nvf4_round_trip(values: dict[str, Any]) -> None:
     ("m", '1', "a string, not an int"),
     ("m", 192, "not a multiple of 128"),
     ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
     ("scale_a_id", -1, "negative"),
     ("scale_a_id", True, "a bool, not an int"),
     ("scale_a_id", '1', "a string, not an int"),

@@ -16,13 +16,23 @@ the templates only loop and substitute.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
-from ptxgen.model import Descriptor, Field, Layout, Spec, Table, ZeroColumnMask
+from ptxgen.model import (
+    Descriptor,
+    Field,
+    Layout,
+    Spec,
+    Table,
+    ZeroColumnMask,
+    progressions,
+    values_text,
+)
 from ptxgen.names import assert_not_reserved, camel
 
 INCLUDE = "include/ptxgen"
@@ -105,6 +115,52 @@ def field_checks(f: Field) -> list[Check]:
     return [Check(cond, "not_allowed", _diag(name, "not_one_of", *codes), f.domain)]
 
 
+def in_values(expr: str, values: tuple[int, ...]) -> str:
+    """C++ test that ``expr`` is one of ``values`` (arithmetic runs as ranges)."""
+    parts = []
+    for a, b, step in progressions(values):
+        if (b - a) // step < 3:
+            parts += [f"{expr} == {u(v)}" for v in range(a, b + 1, step)]
+        elif step == 1:
+            parts.append(f"({expr} >= {u(a)} && {expr} <= {u(b)})")
+        else:
+            parts.append(f"({expr} >= {u(a)} && {expr} <= {u(b)} && ({expr} - {u(a)}) % "
+                         f"{u(step)} == 0u)")
+    return " || ".join(parts)
+
+
+def shape_checks(lay: Layout) -> list[dict[str, str]]:
+    """The checks of a layout's shapes (after the field checks): the first dimension is one
+    a shape has, then the second is one a shape with that first dimension has. With partial
+    set (the with_ setters) a dimension that is still 0 passes."""
+    s = lay.shapes
+    if s is None:
+        return []
+    first, second = s.fields
+    d0, d1 = f"d.{first}", f"d.{second}"
+    groups = s.groups
+    chain = f"{d0} == 0u ? ({in_values(d1, s.second_values)})"
+    for firsts, seconds in groups[:-1]:
+        test = " || ".join(f"{d0} == {u(v)}" for v in firsts)
+        chain += f" : ({test}) ? ({in_values(d1, seconds)})"
+    chain += f" : ({in_values(d1, groups[-1][1])})"
+    where = f"{s.source} of this kind"
+    src = re.sub(r"\W+", "_", s.source.removeprefix("one of the "))
+    per_first = "; ".join(f"{first} = {', '.join(map(str, firsts))}: "
+                          f"{values_text(seconds)}" for firsts, seconds in groups)
+    return [
+        {"ok": f"(partial && {d0} == 0u) || {in_values(d0, s.first_values)}",
+         "errc": "not_allowed", "field": escape.ident(first),
+         "fn": _diag(first, "is_not_the", first.upper(), "of", src, "of_this_kind"),
+         "comment": escape.cpp_inline_comment(
+             f"{first}: allowed: {values_text(s.first_values)} ({where})")},
+        {"ok": f"(partial && {d1} == 0u) || ({chain})",
+         "errc": "not_allowed", "field": escape.ident(second),
+         "fn": _diag(second, "is_not_an", second.upper(), "of", src, "with_this", first),
+         "comment": escape.cpp_inline_comment(f"{second}: allowed: {per_first} ({where})")},
+    ]
+
+
 def code_expr(f: Field) -> str:
     """The raw field code (before masking to the field width) of member ``f``."""
     if f.value_shift:
@@ -130,9 +186,12 @@ def decode_expr(f: Field, word_bits: int) -> str:
 
 def default_code(f: Field) -> int:
     """The value a value-initialized descriptor holds: 0 where the table allows it,
-    else the first allowed value (so ``T{}`` is always a valid descriptor)."""
+    else the first allowed value; 0 for the dimensions of a shape (M and N of the
+    instruction descriptor), which ``T{}`` leaves unset: encode() refuses them until set."""
     if f.default is not None:
         return f.default
+    if f.shape_values is not None:
+        return 0
     codes = f.allowed_codes
     assert codes, f.name
     return codes[0]
@@ -209,6 +268,7 @@ def diagnostics(lay: Layout) -> list[dict[str, str]]:
         out += [{"field": f.name, "errc": c.errc, "fn": c.fn,
                  "comment": escape.cpp_inline_comment(f"{f.name}: allowed: {c.allowed}")}
                 for c in field_checks(f)]
+    out += [{k: c[k] for k in ("field", "errc", "fn", "comment")} for c in shape_checks(lay)]
     return out + [{k: w[k] for k in ("field", "errc", "fn", "comment")} for w in word_checks(lay)]
 
 
@@ -252,8 +312,8 @@ def swizzle_view(lay: Layout) -> tuple[dict[str, Any] | None, list[dict[str, str
             ", ".join(f"{p.label}: {p.boundary}-Byte" for p in sp.patterns) +
             f"), otherwise {sp.formula}, which must then be non-zero; with no swizzling "
             f"there is no pattern and the result is 0. In a constant expression an invalid "
-            f"swizzle or a zero offset is a compile error; at run time the result is then 0 "
-            f"(use {name}_checked to see the error).", "  "),
+            f"swizzle or a zero offset is a compile error; at run time it stops the thread "
+            f"(see encode(); use {name}_checked to get the error).", "  "),
     }, diags
 
 
@@ -300,7 +360,7 @@ def zcm_view(lay: Layout) -> tuple[dict[str, Any] | None, list[dict[str, str]]]:
             f"bits are skipped. N is at most {z.max_n} (the largest N of any tcgen05.mma "
             "shape). In a constant "
             "expression an invalid descriptor or argument is a compile error; at run time "
-            "the result is then empty (use masks_checked to see the error).", "  "),
+            "it stops the thread (see encode(); use masks_checked to get the error).", "  "),
     }, diags
 
 
@@ -320,7 +380,8 @@ def kind_view(lay: Layout, own_defaults: set[str]) -> dict[str, Any]:
                       "value": value_src(f, default_code(f))}
                      for f in lay.fields if f.name in own_defaults],
         "checks": [{"ok": c.ok.format(v=f"d.{f.name}"), "errc": c.errc, "fn": c.fn,
-                    "field": escape.ident(f.name)} for f in lay.fields for c in field_checks(f)],
+                    "field": escape.ident(f.name)} for f in lay.fields for c in field_checks(f)]
+        + shape_checks(lay),
         "reasons": [d for d in diagnostics(lay) if d["field"] not in ("reserved", "fixed")],
         "doc": doc_comment(f"{lay.title}{kind}: the value type of "
                            f"PTX ISA {lay.provenance.section}, Table {lay.provenance.table}"
@@ -353,7 +414,7 @@ def table_view(d: Descriptor, t: Table) -> dict[str, Any]:
         default = defaults[0]
         if not _same(defaults):
             own_defaults.add(f.name)
-            default = f"Kind::{f.name}"
+            default = f"PtxgenKind::{f.name}"
         field_doc = _table_field_doc(variants, [str(each.kind) for each in t.layouts])
         fields.append({**field_view(f, lay.word_bits), "default": default,
                        "doc": escape.cpp_inline_comment(field_doc, "/**<")})
@@ -364,12 +425,18 @@ def table_view(d: Descriptor, t: Table) -> dict[str, Any]:
     doc_lines = [f"{lay.title} (PTX ISA {prov.section}, Table {prov.table}: {prov.caption}).",
            "", lay.description, "",
            "A value type: every member is the user-facing value of one field (dimensions "
-           "such as m = 128 and byte addresses as they are, not their encoded codes). "
-           "T{} is a valid descriptor; set fields with the members or the with_<field>() "
-           "setters. encode()/decode() are constexpr: in a constant expression an invalid "
-           "field is a compile error naming it; at run time they do not check (fields are "
-           "truncated to their width), and encode_checked()/decode_checked() report the "
-           "first error instead.", "",
+           "such as m = 128 and byte addresses as they are, not their encoded codes). " +
+           ("T{} leaves " + " and ".join(lay.shapes.fields) + " at 0, which no shape has: "
+            "set them (T{} is valid otherwise). " if lay.shapes else "T{} is a valid "
+            "descriptor. ") +
+           "Set fields with the members or the with_<field>() setters. In a constant "
+           "expression (a constexpr variable, a static_assert, a template argument) an "
+           "invalid field is a compile error naming it: in encode()/decode(), and already "
+           "in the with_<field>() setter that makes it invalid. At run time encode()/decode() "
+           "stop the thread on an invalid descriptor (trap on the device, __builtin_trap on "
+           "the host) instead of returning a different word; encode_checked()/"
+           "decode_checked() report the first error instead, and encode_unchecked()/"
+           "decode_unchecked() do not check (fields are truncated to their width).", "",
            "Use it through its alias" + ("es " if len(kinds) > 1 else " ") +
            ", ".join(k["class_name"] for k in kinds) + "; the template parameter holds what "
            "differs between kinds (the allowed values), and a template is used at all only "
@@ -460,8 +527,24 @@ def invalid_values(f: Field) -> list[tuple[int, str]]:
     return [(c, "not_allowed") for c in missing + [f.mask + 1]]
 
 
+def base_shape(lay: Layout) -> dict[str, int]:
+    """The shape the conformance tests complete T{} with: the smallest first dimension with
+    the most second dimensions, and its smallest second dimension (f16: m = 64, n = 8)."""
+    s = lay.shapes
+    return {} if s is None else dict(zip(s.fields, s.base, strict=True))
+
+
+def base_values(lay: Layout) -> dict[str, int]:
+    """The field values of the conformance tests' base descriptor: T{}, with a shape."""
+    return {**{f.name: default_code(f) for f in lay.fields}, **base_shape(lay)}
+
+
+def word_of(lay: Layout, values: dict[str, int]) -> int:
+    return lay.fixed_value | sum(_code(f, values[f.name]) << f.lsb for f in lay.fields)
+
+
 def default_word(lay: Layout) -> int:
-    return lay.fixed_value | sum(_code(f, default_code(f)) << f.lsb for f in lay.fields)
+    return word_of(lay, base_values(lay))
 
 
 def _code(f: Field, value: int) -> int:
@@ -495,28 +578,76 @@ def parse_mask(text: str) -> tuple[int, int]:
 def conformance_layout(lay: Layout) -> dict[str, Any]:
     wb = lay.word_bits
     base = default_word(lay)
+    shape = base_shape(lay)
     rows: list[str] = []
     for f in lay.fields:
+        if f.name in shape:
+            continue
         for value in documented_values(f):
             word = (base & ~(f.mask << f.lsb)) | (_code(f, value) << f.lsb)
             v = _value_expr(f, value)
-            rows.append(f"static_assert(C{{}}.with_{f.name}({v}).encode() == {h(word, wb)}, "
+            rows.append(f"static_assert(B.with_{f.name}({v}).encode() == {h(word, wb)}, "
                         f"{escape.cpp_str(f'{f.name} = {value}')});")
             rows.append(f"static_assert(C::decode({h(word, wb)}).{f.name} == {v}, "
                         f"{escape.cpp_str(f'decode {f.name} = {value}')});")
+    if lay.shapes is not None:  # every shape: the dimensions are checked together
+        n0, n1 = lay.shapes.fields
+        for first, seconds in lay.shapes.table:
+            for second in seconds:
+                word_text = h(word_of(lay, {**base_values(lay), n0: first, n1: second}), wb)
+                text = f"{n0} = {first}, {n1} = {second}"
+                rows.append(f"static_assert(C{{}}.with_{n0}({u(first)}).with_{n1}"
+                            f"({u(second)}).encode() == {word_text}, {escape.cpp_str(text)});")
+                rows.append(f"static_assert(C::decode({word_text}).{n0} == {u(first)} && "
+                            f"C::decode({word_text}).{n1} == {u(second)}, "
+                            f"{escape.cpp_str('decode ' + text)});")
     enums = [(f"C::{f.enum_class}::{o.ident}", o.value) for f in lay.fields if f.enum_class
              for o in f.options]
     invalid = []
     for f in lay.fields:
         for value, errc in invalid_values(f):
-            invalid.append({"expr": f"C{{}}.with_{f.name}({_value_expr(f, value)})",
+            invalid.append({"expr": f"set_raw(B, &C::{f.name}, {_value_expr(f, value)})",
                             "errc": errc, "field": f.name,
                             "msg": escape.cpp_str(f"{f.name} = {value} is {errc}"),
                             "fn": next(c.fn for c in field_checks(f) if c.errc == errc)})
+    shape_fns = {c["field"]: c["fn"] for c in shape_checks(lay)}
+    setters = []  # the with_ setter that makes a field invalid is the compile error
+    for f in lay.fields:
+        value, errc = invalid_values(f)[0]
+        setters.append((f"B.with_{f.name}({_value_expr(f, value)})",
+                        next(c.fn for c in field_checks(f) if c.errc == errc)))
+    if lay.shapes is not None:
+        s = lay.shapes
+        d0, d1 = s.fields
+        step0, step1 = lay.field(d0).user_step, lay.field(d1).user_step
+        bad_first = next(v for v in range(step0, lay.field(d0).user_max + 1, step0)
+                         if v not in s.first_values)
+        first, seconds = s.table[0]
+        bad_second = next(v for v in range(step1, lay.field(d1).user_max + 1, step1)
+                          if v not in seconds)
+        too_big = lay.field(d1).user_step + max(s.second_values)
+        invalid += [
+            {"expr": f"C{{}}.with_{d1}({u(seconds[0])})", "errc": "not_allowed",
+             "field": d0, "msg": escape.cpp_str(f"{d0} left out (0)"), "fn": shape_fns[d0]},
+            {"expr": f"set_raw(B, &C::{d0}, {u(bad_first)})", "errc": "not_allowed",
+             "field": d0, "msg": escape.cpp_str(f"{d0} = {bad_first}: no shape"),
+             "fn": shape_fns[d0]},
+            {"expr": f"set_raw(set_raw(B, &C::{d0}, {u(first)}), &C::{d1}, {u(bad_second)})",
+             "errc": "not_allowed", "field": d1,
+             "msg": escape.cpp_str(f"{d0} = {first}, {d1} = {bad_second}: no shape"),
+             "fn": shape_fns[d1]},
+        ]
+        setters += [(f"C{{}}.with_{d0}({u(first)}).with_{d1}({u(bad_second)})", shape_fns[d1]),
+                    (f"C{{}}.with_{d1}({u(bad_second)}).with_{d0}({u(first)})", shape_fns[d1]),
+                    (f"C{{}}.with_{d1}({u(too_big)})", shape_fns[d1]),
+                    (f"C{{}}.with_{d0}({u(bad_first)})", shape_fns[d0])]
     bad_words = [(h(base | (1 << b), wb), "reserved_bits", "reserved")
                  for r in lay.reserved for b in range(r.lsb, r.msb + 1)]
     bad_words += [(h(base ^ (1 << b), wb), "fixed_bits", "fixed")
                   for x in lay.fixed for b in range(x.lsb, x.msb + 1)]
+    if lay.shapes is not None:  # a word without a first dimension (M = 0)
+        dim = lay.field(lay.shapes.fields[0])
+        bad_words.append((h(base & ~(dim.mask << dim.lsb), wb), "not_allowed", dim.name))
     for f in lay.fields:
         if f.type not in ("dimension", "address") and f.invalid_codes:
             code = f.invalid_codes[0]
@@ -525,6 +656,7 @@ def conformance_layout(lay: Layout) -> dict[str, Any]:
     diag = {d["field"] + ":" + d["errc"]: d["fn"]
             for d in diagnostics(lay) + swizzle_view(lay)[1] + zcm_view(lay)[1]}
     fails = [(f"{i['expr']}.encode()", i["fn"]) for i in invalid]
+    fails += setters
     fails += [(f"C::decode({w})", diag[f"{fld}:{e}"]) for w, e, fld in bad_words]
     swz, zcm = _swizzle_cases(lay), _zcm_cases(lay)
     if swz:
@@ -543,6 +675,8 @@ def conformance_layout(lay: Layout) -> dict[str, Any]:
         "class_name": lay.class_name,
         "word_bits": wb,
         "base": h(base, wb),
+        "base_setup": "".join(f".with_{k}({u(v)})" for k, v in shape.items()),
+        "shapes": lay.shapes is not None and lay.shapes.fields[0],
         "fails": [{"expr": e, "fn": fn} for e, fn in fails],
         "reserved_mask": h(lay.reserved_mask, wb),
         "fixed_mask": h(lay.fixed_mask, wb),

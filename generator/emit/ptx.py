@@ -6,13 +6,20 @@ helpers, and the umbrella ``ptxgen/ptx.hpp``.
 
 A wrapper (``wrappers`` in the spec) is a function template: the qualifiers its
 condition does not fix are template parameters (enums, ints, bools), the
-operands are function parameters (registers by value, vectors as arrays,
-predicates as bool, immediates as ``imm<V>`` tags so they stay compile-time
-constants). Operand alternatives (A from a descriptor or from Tensor Memory)
-give differently named functions, optional operands overloads. The body:
+operands are function parameters (registers by value, vectors as arrays whose
+element type and length are deduced, predicates as bool, immediates as ``imm<3>``
+tags so they stay compile-time constants). Template parameters are named
+``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
+alternatives (A from a descriptor or from Tensor Memory) give differently named
+functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
+the array type of each array operand. The body:
 
-* one ``static_assert`` per rule of the spec, with the rule's message, so an
-  invalid combination fails to compile with the reason;
+* a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
+  of the spec, with the rule's message, so an invalid combination fails to compile
+  with the reason, and for each array operand a check of its element type and
+  length in a class template whose failing ``static_assert`` shows what the form
+  needs and what was given as its template arguments (never "no instance of
+  overloaded function"); no message has a backtick (nvcc prints them as ``?``);
 * one ``if constexpr`` branch per valid form holding its ``asm volatile``
   statement (constraints from the register types, predicates set up with
   ``setp`` inside the asm block, a "memory" clobber where the spec says so);
@@ -49,7 +56,7 @@ from ptxgen.instructions import (
     norm,
     vkey,
 )
-from ptxgen.model import Spec
+from ptxgen.model import Spec, progressions, values_text
 from ptxgen.names import assert_not_reserved, camel, identifier_problem
 
 OUT = "include/ptxgen/ptx"
@@ -76,7 +83,9 @@ def enum_name(ins: Instruction, q: Qualifier) -> str:
 
 
 def tparam(name: str) -> str:
-    return escape.ident(camel(name))
+    """A C++ template parameter name: prefixed, so that a user's macro (-DN=3, -DV=1) does
+    not hit it."""
+    return escape.ident("Ptxgen" + camel(name))
 
 
 def template_param(ins: Instruction, q: Qualifier, required: bool = False) -> str:
@@ -198,6 +207,33 @@ def _not(x: str | bool) -> str | bool:
     return f"!({x})"
 
 
+def _int_test(expr: str, values: list[int]) -> str:
+    """C++ test that the int ``expr`` is one of ``values`` (arithmetic runs as ranges)."""
+    parts = []
+    for a, b, step in progressions(values):
+        if (b - a) // step < 3:
+            parts += [f"{expr} == {v}" for v in range(a, b + 1, step)]
+        else:
+            cond = f"{expr} >= {a} && {expr} <= {b}"
+            parts.append(f"({cond})" if step == 1 else f"({cond} && ({expr} - {a}) % {step} == 0)")
+    return " || ".join(parts)
+
+
+def _statements(checks: list[tuple[str, str | None]]) -> list[str]:
+    """The body lines of a wrapper before its call: (condition, message) is a static_assert,
+    (condition, None) one without a message (the check shows its own), (declaration,
+    "local") a constexpr local."""
+    out = []
+    for expr, msg in checks:
+        if msg == "local":
+            out.append(expr)
+        elif msg is None:
+            out.append(f"static_assert({expr});")
+        else:
+            out.append(f"static_assert({expr},\n                  {msg});")
+    return out
+
+
 def cpp_bool(x: str | bool) -> str:
     return ("true" if x else "false") if isinstance(x, bool) else x
 
@@ -235,8 +271,29 @@ class _Helpers:
         self.ins = ins
         self.quals = [q for q in ins.qualifiers]
         self.defs: dict[str, dict[str, Any]] = {}
+        self.checkers: dict[str, dict[str, str]] = {}
         env = {q.name: escape.ident(q.name) for q in self.quals}
         self.cond = _Cond(ins, {}, env)
+
+    def array_checker(self, ins: Instruction, op: Any, alt: Any, name: str) -> dict[str, str]:
+        """The class templates that check an array operand's element type and length."""
+        key = escape.ident(f"{ins.id}_{name}")
+        if key not in self.checkers:
+            spec = alt.type if alt is not None else op.type
+            count = alt.count if alt is not None else op.count
+            desc = alt.description if alt is not None else op.description
+            what = f"ptxgen: {ins.name}: operand {name}"
+            self.checkers[key] = {
+                "type": f"{key}_element_type", "length": f"{key}_length",
+                "type_msg": escape.cpp_message(
+                    f"{what}: the element type of the array (PtxgenGiven) is not the register "
+                    f"type of this form (PtxgenNeeded): {_ctype_text(spec, op.access)}"),
+                "length_msg": escape.cpp_message(
+                    f"{what}: the array has PtxgenGiven elements where this form needs "
+                    f"PtxgenNeeded ({desc}" + (f"; {_spec_text(count)} registers" if count
+                                               is not None else "") + ")"),
+            }
+        return self.checkers[key]
 
     def ctype(self, q: Qualifier) -> str:
         return "bool" if q.flag else "int" if q.numeric else enum_name(self.ins, q)
@@ -376,6 +433,8 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
+        arrays: list[str] = []
+        array_checks: list[tuple[str, str | None]] = []
         for u in first.operands:
             op = next(o for o in ins.operands
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
@@ -394,14 +453,16 @@ class _Wrapper:
                 params.append(f"imms_t<{', '.join(tps)}> {pname}")
                 for (e, vals), tp in zip(op.elements, tps, strict=True):
                     asserts.append(self.immediate_assert(op.name, e, vals, tp))
+            elif u.kind == "vector":
+                # deduced, so that a wrong length or element type is one of the checks below
+                # (with the numbers and types in the diagnostic), not "no matching function"
+                elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
+                arrays.append(f"class {elem}, decltype(sizeof(0)) {length}")
+                const = "const " if op.io == "in" else ""
+                params.append(f"{const}{elem} (&{pname})[{length}]")
+                array_checks += self.array_checks(op, alt, u.name, elem, length)
             else:
-                ctype = self.operand_ctype(op, alt, u.kind)
-                if u.kind == "vector":
-                    count = self.operand_count(op, alt)
-                    const = "const " if op.io == "in" else ""
-                    params.append(f"{const}{ctype} (&{pname})[{count}]")
-                else:
-                    params.append(f"{ctype} {pname}")
+                params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
         rules = []
         for r in ins.rules:
             holds = _or(_not(cond.cond(r.when)),
@@ -409,7 +470,8 @@ class _Wrapper:
                              _not(cond.cond(r.forbid)) if r.forbid else True,
                              cond.equal(r.equal) if r.equal else True))
             if holds is not True:
-                rules.append((cpp_bool(holds), escape.cpp_str(f"ptxgen: {ins.name}: {r.message}")))
+                rules.append((cpp_bool(holds),
+                              escape.cpp_message(f"ptxgen: {ins.name}: {r.message}")))
         present = {u.name for u in first.operands}
         for op in ins.operands:
             if op.choice or not op.when.items:
@@ -417,15 +479,15 @@ class _Wrapper:
             w = cond.cond(op.when)
             if op.name in present and w is not True:
                 msg = f"ptxgen: {ins.name}: operand {op.name} is only allowed when {op.when.text()}"
-                rules.append((cpp_bool(w), escape.cpp_str(msg)))
+                rules.append((cpp_bool(w), escape.cpp_message(msg)))
             elif op.name not in present and not op.optional and w is not False:
                 msg = f"ptxgen: {ins.name}: operand {op.name} is required when {op.when.text()}"
-                rules.append((cpp_bool(_not(w)), escape.cpp_str(msg)))
-        fallback = escape.cpp_str(
+                rules.append((cpp_bool(_not(w)), escape.cpp_message(msg)))
+        fallback = escape.cpp_message(
             f"ptxgen: {ins.name}: these qualifiers are not a valid form with these operands "
-            f"(try `ptxgen support`)")
+            f"(check the opcode with: ptxgen support OPCODE)")
         doc = self.doc(first, name)
-        tps = self.template_params() + imm_params
+        tps = self.template_params() + imm_params + arrays
         # Forms are told apart by their qualifiers: one specialization of a class
         # template per form (found by the compiler in constant time), whose run()
         # takes the operands generically and holds the form's asm statement.
@@ -433,31 +495,78 @@ class _Wrapper:
         for i, u in enumerate(first.operands):
             pname = escape.ident(u.name)
             if u.kind == "immediate":
-                run_params.append(f"T{i}")
-                imm_refs[u.name] = f"T{i}::value"
+                run_params.append(f"PtxgenT{i}")
+                imm_refs[u.name] = f"PtxgenT{i}::value"
             elif u.kind == "immediates":
-                run_params.append(f"T{i}")
+                run_params.append(f"PtxgenT{i}")
                 for j, (e, _) in enumerate(u.elements):
-                    imm_refs[f"{u.name}_{e}"] = f"T{i}::values[{j}]"
+                    imm_refs[f"{u.name}_{e}"] = f"PtxgenT{i}::values[{j}]"
             elif u.kind == "vector":
                 const = "const " if self.io(u.name) == "in" else ""
-                run_params.append(f"{const}T{i}& {pname}")
+                run_params.append(f"{const}PtxgenT{i}& {pname}")
             else:
-                run_params.append(f"T{i} {pname}")
+                run_params.append(f"PtxgenT{i} {pname}")
             call_args.append(pname)
         struct_params = [p.split(" = ")[0] for p in self.template_params()]
         struct = escape.ident(f"{self.w.name}_forms{index}")
         specs = [self.specialization(f, cond, imm_refs) for f in forms] if struct_params else []
         direct = [] if struct_params else [self.branch(f, cond, {
             k: tparam(k) for k in _imm_names(first)}) for f in forms]
-        return {"name": name, "template": ", ".join(tps), "params": params, "asserts":
-                rules + [a for a in asserts if a], "fallback": fallback, "doc": doc,
+        arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
+                      self.operand_count(*self._op_alt(u.name)))
+                     for u in first.operands if u.kind == "vector"]
+        return {"name": name, "arrays": arrays_of,
+                "qualifier_template": ", ".join(self.template_params()),
+                "template": ", ".join(tps), "params": params, "statements": _statements(
+                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
+                "fallback": fallback, "doc": doc,
                 "struct": struct, "struct_params": ", ".join(struct_params),
                 "struct_args": ", ".join(p.rsplit(" ", 1)[1] for p in struct_params),
                 "dependent": struct_params[0].rsplit(" ", 1)[1] if struct_params else None,
-                "run_tparams": ", ".join(f"class T{i}" for i in range(len(first.operands))),
+                "run_tparams": ", ".join(f"class PtxgenT{i}" for i in range(len(first.operands))),
                 "run_params": ", ".join(run_params), "call_args": ", ".join(call_args),
                 "specializations": specs, "direct": direct}
+
+    def _op_alt(self, name: str) -> tuple[Any, Any]:
+        op = next(o for o in self.ins.operands
+                  if o.name == name or any(a.name == name for a in o.choice))
+        return op, next((a for a in op.choice if a.name == name), None)
+
+    def domain_asserts(self) -> list[tuple[str, str | None]]:
+        """A numeric qualifier (an int template parameter such as N) takes its values."""
+        out: list[tuple[str, str | None]] = []
+        for q in self.free:
+            if not q.numeric:
+                continue
+            values = sorted({int(f.params[q.name]) for f in self.forms})
+            tp = tparam(q.name)
+            msg = (f"ptxgen: {self.ins.name}: template parameter {tp} (qualifier {q.name}) "
+                   f"must be {values_text(values)}")
+            out.append((_int_test(tp, values), escape.cpp_message(msg)))
+        return out
+
+    def array_checks(self, op: Any, alt: Any, name: str, elem: str,
+                     length: str) -> list[tuple[str, str | None]]:
+        """The element type and the length of an array operand, each checked by a class
+        template whose failing static_assert shows what the form needs and what was given
+        (compilers print its template arguments)."""
+        checker = self.helpers.array_checker(self.ins, op, alt, name)
+        spec = alt.type if alt is not None else op.type
+        if isinstance(spec, dict):
+            code = self.helpers.call(self.helpers.value_helper(
+                name, "type", [(None, spec)],
+                lambda v: -1 if v is None else operand_type(str(v), "vector", op.access)[2],
+                "int"), self.exprs)
+        else:
+            code = str(operand_type(str(spec), "vector", op.access)[2])
+        count = self.operand_count(op, alt)
+        needed = f"ptxgen_{escape.ident(name)}_length"
+        # a code of -1 / a count of 0: the qualifiers make no form (reported by the rules)
+        return [(f"detail::{checker['type']}<detail::reg_or_t<{code}, {elem}>, {elem}>::ok",
+                 None),
+                (f"constexpr decltype(sizeof(0)) {needed} = {count};", "local"),
+                (f"detail::{checker['length']}<{needed} == 0 ? {length} : {needed}, "
+                 f"{length}>::ok", None)]
 
     def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
         spec = alt.type if alt is not None else op.type
@@ -506,7 +615,7 @@ class _Wrapper:
                                        "body": body}
         args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
         msg = f"ptxgen: {self.ins.name}: immediate {what} is out of range for this form"
-        return (f"detail::{name}({args})", escape.cpp_str(msg))
+        return (f"detail::{name}({args})", escape.cpp_message(msg))
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
         sup = f.support
@@ -612,8 +721,9 @@ class _Wrapper:
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             desc = next((a.description for a in op.choice if a.name == u.name), op.description)
             lines.append(f"  {u.name}: {desc}".rstrip())
-        lines.append("Fails to compile for an invalid combination (static_assert with the "
-                     "spec's rule) and, for a target without the form, in ptxas with "
+        lines.append("Fails to compile for an invalid combination, qualifier value or array "
+                     "(static_assert saying what the form needs) and, for a target without the "
+                     "form, in ptxas with "
                      "\"Unresolved extern function 'ptxgen_unsupported_target_...'\" naming the "
                      "targets that have it. Check a form with `ptxgen support OPCODE`.")
         return escape.cpp_block_comment("\n".join(lines))
@@ -624,6 +734,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
     enums: list[dict[str, Any]] = []
     helpers: list[dict[str, Any]] = []
     functions: list[dict[str, Any]] = []
+    checkers: list[dict[str, str]] = []
+    traits: dict[str, dict[str, Any]] = {}
     externs: dict[str, None] = {}
     for ins in instrs:
         for q in ins.qualifiers:
@@ -640,10 +752,22 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 sup = f.support
                 name = error_name(w, iset.targets, sup.targets, sup.since)
                 externs[name] = None
-            functions += wr.overloads()
+            overloads = wr.overloads()
+            functions += overloads
+            for ov in overloads:  # one array-operand trait per function name
+                if not ov["arrays"] or ov["name"] in traits:
+                    continue
+                arrays = {a[0]: a for o in overloads if o["name"] == ov["name"]
+                          for a in o["arrays"]}
+                traits[ov["name"]] = {"name": escape.ident(ov["name"] + "_operands"),
+                                      "function": ov["name"],
+                                      "template": ov["qualifier_template"],
+                                      "arrays": list(arrays.values())}
         helpers += list(hp.defs.values())
+        checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
     return {"guard": f"PTXGEN_PTX_{stem.upper()}_HPP", "enums": enums, "helpers": helpers,
+            "checkers": checkers, "traits": list(traits.values()),
             "functions": functions, "externs": sorted(externs),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "ptx/instructions.hpp.j2")],
@@ -710,8 +834,24 @@ def _spec_text(spec: Any) -> str:
     return str(spec)
 
 
+def _ctype_text(spec: Any, access: str = "read") -> str:
+    """The C++ element types of a vector operand's register type spec, e.g.
+    'std::uint32_t with dtype = f16, float with dtype = f32'."""
+    def leaf(v: Any) -> str:
+        return operand_type(str(v), "vector", access)[0]
+
+    if isinstance(spec, dict) and "by" in spec:
+        parts = [f"{leaf(v)} with {spec['by']} = {norm(k)}" for k, v in spec["values"].items()]
+        if "default" in spec:
+            parts.append(f"{leaf(spec['default'])} otherwise")
+        return ", ".join(parts)
+    return leaf(spec)
+
+
 def _prov_text(p: Any) -> str:
     parts = [f"seed {', '.join(p.seeds)}"] if p.seeds else []
+    if p.document:
+        parts.append(p.document)
     if p.ptxas:
         parts.append(f"ptxas 13.0: {p.ptxas}")
     if p.note:
@@ -768,6 +908,15 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                           "then": md(f"{then}: {r.message}"),
                           "provenance": md(_prov_text(r.provenance))})
             ptxas_only(f"rule {r.id} ({r.message})", r.provenance)
+        drules = []
+        for dr in ins.descriptor_rules:
+            then = "; ".join(f"{n} one of {', '.join(v)}" for n, v in dr.require)
+            if dr.shapes:
+                then = " or ".join(" × ".join(f"{n} {values_text(v)}" for n, v in shape)
+                                   for shape in dr.shapes)
+            drules.append({"id": md(dr.id), "operand": md(dr.operand), "when": md(dr.when.text()),
+                           "then": md(f"{then}: {dr.message}"),
+                           "provenance": md(_prov_text(dr.provenance))})
         gates = []
         for gt in ins.gates:
             gates.append({"id": md(gt.id), "when": md(gt.when.text()),
@@ -778,7 +927,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
         out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
                     "description": escape.md_text(ins.description), "forms": len(ins.forms),
                     "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
-                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates})
+                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates,
+                    "descriptor_rules": drules})
     t = iset.targets
     total = sum(len(i.forms) for i in iset.instructions)
     return {

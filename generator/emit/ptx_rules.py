@@ -14,6 +14,7 @@ from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
+from ptxgen.emit.cpp import in_values
 from ptxgen.emit.ptx import NS, _Cond, cpp_bool, template_param, tparam
 from ptxgen.instructions import Instruction
 from ptxgen.model import Descriptor, Field, Spec
@@ -38,7 +39,8 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     rules = [r for r in ins.descriptor_rules if r.operand == operand]
     named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
     quals = [q for q in ins.qualifiers if q.name in named]
-    quals.sort(key=lambda q: q.name != kind_of)  # the kind first, required
+    # the kind first, then the qualifiers without a default (cta_group), then the others
+    quals.sort(key=lambda q: (q.name != kind_of, q.flag or q.optional))
     names = {q.name: tparam(q.name) for q in quals}
     params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
     kinds: list[str | None] = (list(ins.qualifier(kind_of).domain) if kind_of else [None])
@@ -52,7 +54,12 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
             applies = cond.cond(r.when)
             if applies is False:
                 continue
-            ok = " && ".join(_field_test(fields[n], vals) for n, vals in r.require)
+            tests = [_field_test(fields[n], vals) for n, vals in r.require]
+            if r.shapes:
+                tests.append("(" + " || ".join(
+                    "(" + " && ".join(f"({in_values(f'd.{n}', vals)})" for n, vals in shape) + ")"
+                    for shape in r.shapes) + ")")
+            ok = " && ".join(tests)
             text = f"ptxgen: {ins.name}: {operand}: {r.message} [{r.id}]"
             checks.append({"test": f"({cpp_bool(applies)}) && !({ok})",
                            "message": escape.cpp_str(text)})

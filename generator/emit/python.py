@@ -6,7 +6,7 @@ from typing import Any
 
 from ptxgen import escape
 from ptxgen.emit import Files, generated_notice, render
-from ptxgen.model import Descriptor, Field, Layout, Spec
+from ptxgen.model import Descriptor, Field, Layout, Spec, progressions, values_text
 from ptxgen.names import assert_not_reserved
 
 OUT = "python"
@@ -18,6 +18,22 @@ def natural_key(name: str) -> tuple[str, ...]:
 
     return tuple(f"0{int(p):012d}" if p.isdigit() else f"1{p}"
                  for p in re.split(r"(\d+)", name) if p)
+
+
+def wrapped_str(text: str, indent: int, width: int = 99) -> str:
+    """A Python string literal for ``text``, split into adjacent literals on lines of at
+    most ``width`` columns (the first at ``indent``; inside brackets)."""
+    room = width - indent - 3
+    words = text.split(" ")
+    chunks: list[str] = [""]
+    for w in words:
+        piece = w if not chunks[-1] else " " + w
+        if chunks[-1] and len(escape.py_str(chunks[-1] + piece)) > room:
+            chunks[-1] += " "
+            chunks.append(w)
+        else:
+            chunks[-1] += piece
+    return ("\n" + " " * indent).join(escape.py_str(c) for c in chunks)
 
 
 def bits_text(lsb: int, msb: int) -> str:
@@ -76,7 +92,7 @@ def field_view(f: Field, index: int) -> dict[str, Any]:
         "check": check,
         "coerce": bool(enum),
         "doc": escape.py_docstring(doc, 4),
-        "domain": escape.py_str(f.domain),
+        "domain": wrapped_str(f.domain, 12),
         "cli_type": f.type,
         "names": ", ".join(f"{escape.py_str(n)}: {v}" for n, v in f.names.items()),
     }
@@ -126,6 +142,24 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "fields": fields,
         "swizzle": swizzle_view(lay),
         "zcm": zcm_view(lay),
+        "shapes": shapes_view(lay),
+    }
+
+
+def shapes_view(lay: Layout) -> dict[str, Any] | None:
+    """The shape table of a layout (its (m, n) pairs) as Python source."""
+    s = lay.shapes
+    if s is None:
+        return None
+    return {
+        "first": escape.ident(s.fields[0]),
+        "second": escape.ident(s.fields[1]),
+        "fields": ", ".join(escape.py_str(f) for f in s.fields),
+        "runs": [(first, "".join(f"({a}, {b}, {st}), " for a, b, st in progressions(seconds)))
+                 for first, seconds in s.table],
+        "firsts": escape.py_str(values_text(s.first_values)),
+        "seconds": [(first, escape.py_str(values_text(seconds))) for first, seconds in s.table],
+        "source": escape.py_str(s.source),
     }
 
 
@@ -136,6 +170,7 @@ def swizzle_view(lay: Layout) -> dict[str, Any] | None:
     enum = lay.field(sp.field).enum_class
     return {
         "field": sp.field,
+        "index": [f.name for f in lay.fields].index(sp.field),
         "enum": enum,
         "boundaries": [(p.code, p.boundary, escape.py_str(p.label)) for p in sp.patterns],
         "shift": sp.shift,
@@ -146,7 +181,8 @@ def swizzle_view(lay: Layout) -> dict[str, Any] | None:
             f"0 when the pattern starts on its boundary (" +
             ", ".join(f"{p.label}: {p.boundary}-Byte" for p in sp.patterns) +
             f"), otherwise {sp.formula}, which must then be non-zero; with no swizzling "
-            f"there is no pattern and the result is 0. Raises DescriptorError otherwise.", 4),
+            f"there is no pattern and the result is 0. {sp.field} is a code, an enum member "
+            f"or its name as `ptxgen encode` spells it. Raises DescriptorError otherwise.", 4),
     }
 
 
@@ -178,9 +214,13 @@ def zcm_view(lay: Layout) -> dict[str, Any] | None:
 
 def _helpers(classes: list[dict[str, Any]]) -> list[str]:
     """The run-time helpers a module's generated code calls (imports stay exact)."""
-    used = {"FieldSpec", "_check_word", "_set"}
+    used = {"FieldSpec", "_check_word", "_rebuild", "_set"}
+    if any(c["shapes"] for c in classes):
+        used |= {"ShapeTable", "_shape"}
     if any(c["swizzle"] or c["zcm"] for c in classes):
         used.add("DescriptorError")
+    if any(c["swizzle"] for c in classes):
+        used.add("_enum")
     for c in classes:
         for f in c["fields"]:
             used.update(h for h in ("_codes", "_enum", "_multiple", "_range", "_set")

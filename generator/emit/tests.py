@@ -71,9 +71,32 @@ def code_expr(f: Field) -> str:
     return f"{value} >> {f.value_shift}"
 
 
+def shape_invalid(lay: Layout, f: Field) -> list[tuple[str, str]]:
+    """Values of a shape dimension that fit the field but no shape has (with the base
+    shape's other dimension)."""
+    s = lay.shapes
+    if s is None or f.name not in s.fields:
+        return []
+    if f.name == s.fields[0]:
+        bad = next(v for v in range(f.user_step, f.user_max + 1, f.user_step)
+                   if v not in s.first_values)
+        return [("0", "left out: no shape has 0"), (str(bad), "no shape of the kind has it")]
+    allowed = s.seconds(s.base[0])
+    bad = next(v for v in range(f.user_step, f.user_max + 1, f.user_step) if v not in allowed)
+    return [(str(bad), f"no shape has it with {s.fields[0]} = {s.base[0]}")]
+
+
 def layout_view(lay: Layout) -> dict[str, Any]:
     fields = []
+    shaped = lay.shapes.fields if lay.shapes else ()
     for f in lay.fields:
+        if f.name in shaped:
+            fields.append({"name": f.name, "lsb": f.lsb, "mask": f"{f.mask:#x}",
+                           "strategy": None, "code": code_expr(f),
+                           "invalid": [(v, escape.py_str(why)) for v, why in
+                                       invalid_values(f) + shape_invalid(lay, f)],
+                           "bad_codes": []})
+            continue
         fields.append({
             "name": f.name,
             "lsb": f.lsb,
@@ -105,7 +128,14 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "fixed_value": f"{lay.fixed_value:#x}",
         "examples": examples,
         "required": [f.name for f in lay.fields if f.default is None],
-        "minimal": {f.name: (f.allowed_codes or (0,))[0] for f in lay.fields if f.default is None},
+        "minimal": {**{f.name: (f.allowed_codes or (0,))[0] for f in lay.fields
+                       if f.default is None},
+                    **(dict(zip(lay.shapes.fields, lay.shapes.base, strict=True))
+                       if lay.shapes else {})},
+        "shapes": None if lay.shapes is None else {
+            "fields": lay.shapes.fields,
+            "pairs": py_list([f"({a}, {b})" for a, b in lay.shapes.pairs], 4),
+        },
     }
 
 

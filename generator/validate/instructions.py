@@ -35,9 +35,10 @@ class _Checker(_DescriptorChecker):
         if prov is None:
             return
         self.note_ref(path + ("note",), prov.get("note"))
-        if not prov.get("seeds") and not prov.get("ptxas"):
+        if not prov.get("seeds") and not prov.get("ptxas") and not prov.get("document"):
             self.err(path, "a rule that no seed states needs its ptxas evidence "
-                           "(provenance.ptxas)")
+                           "(provenance.ptxas) or the PTX ISA section that states it "
+                           "(provenance.document)")
 
     def version(self, path: Path_, version: str | None, versions: tuple[str, ...]) -> None:
         if version is not None and version not in versions:

@@ -34,6 +34,23 @@ def _value_problem(f: model.Field, value: object) -> str | None:
     return None
 
 
+def _shape_problem(f: model.Field | None, name: str, spec: Any) -> str | None:
+    """Why a ``shapes`` entry cannot describe field ``f`` (None: it can)."""
+    if f is None:
+        return f"no field {name!r}"
+    if f.type not in ("dimension", "int"):
+        return f"{name} is no dimension or int field (it is {f.type}): shapes take those only"
+    values = (list(range(spec["from"], spec["to"] + 1, spec.get("step", 1)))
+              if isinstance(spec, dict) else list(spec))
+    if not values:
+        return f"{name}: the range holds no value"
+    if f.type == "dimension":
+        bad = [v for v in values if v % f.user_step or v > f.user_max]
+        if bad:
+            return f"{name} = {bad[0]} does not fit the field ({f.domain})"
+    return None
+
+
 def check_links(descriptor_docs: list[Document], instruction_docs: list[Document]
                 ) -> list[Diagnostic]:
     descriptors = {d.name: d for d in (model._Builder(doc).build() for doc in descriptor_docs)}
@@ -73,7 +90,18 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 when = Condition.build(rule["when"])
                 matcher = dict(when.items).get(kind_of) if kind_of else None
                 kinds = [k for k in kinds if matcher is None or k is None or matcher(k)]
-                for fname, values in rule["require"].items():
+                for k, shape in enumerate(rule.get("shapes", [])):
+                    for fname, spec in shape.items():
+                        path = base + ("descriptor_rules", j, "shapes", k, fname)
+                        for kind in kinds:
+                            fields = {f.name: f for f in desc.layout(kind).fields}
+                            where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
+                            problem = _shape_problem(fields.get(fname), fname, spec)
+                            if problem:
+                                errors.append(doc.source.diag(path, f"{where}: {problem}",
+                                                              key=fname not in fields))
+                                break
+                for fname, values in rule.get("require", {}).items():
                     path = base + ("descriptor_rules", j, "require", fname)
                     for kind in kinds:
                         fields = {f.name: f for f in desc.layout(kind).fields}

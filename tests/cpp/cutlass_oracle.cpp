@@ -4,8 +4,9 @@
 // UMMA::SmemDescriptor, UMMA::MaskAndShiftB and GmmaDescriptor and ptxgen's descriptors from
 // the same field sets and requires identical bits:
 //   - instruction descriptors: every combination of every value each field allows for the
-//     kind (the per-field domains come from ptxgen's own validate(); their sizes are printed
-//     and checked by tests/test_cpp_cutlass.py against the spec);
+//     kind, M and N as one domain (the (M, N) shapes of the kind) (the domains come from
+//     ptxgen's own validate(); their sizes are printed and checked by
+//     tests/test_cpp_cutlass.py against the Python classes);
 //   - shared memory / wgmma / zero-column mask descriptors: every value of each field with
 //     the others random, plus a large random sample.
 // CUTLASS's enums are matched to ptxgen's by name (static_assert). CUTLASS's bitfield unions
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include <cute/arch/mma_sm100_desc.hpp>
@@ -89,14 +91,47 @@ static_assert(code(Wg::Swizzle::SWIZZLE_NONE, GMMA::LayoutType::INTERLEAVE) &&
 
 // ---- every combination of the instruction descriptors -------------------------------------
 
+// T{} with a shape that every instruction descriptor kind has (M = 128, N = 64): T{} leaves
+// M and N at 0, which no tcgen05.mma shape has.
+template <class T, class = void>
+struct has_shape : std::false_type {};
+template <class T>
+struct has_shape<T, std::void_t<decltype(&T::m), decltype(&T::n)>> : std::true_type {};
+
+template <class T>
+T base() {
+  T d{};
+  if constexpr (has_shape<T>::value) {
+    d.m = 128u;
+    d.n = 64u;
+  }
+  return d;
+}
+
 // The values ptxgen allows for one field: candidates 0..limit-1 that validate() accepts.
 template <class T, class Set>
 Values domain(Set set, std::uint32_t limit) {
   Values out;
   for (std::uint32_t v = 0; v < limit; ++v) {
-    T d{};
+    T d = base<T>();
     set(d, v);
     if (d.validate().ok()) out.push_back(v);
+  }
+  return out;
+}
+
+// The (M, N) pairs ptxgen allows (the tcgen05.mma shapes of the kind), M and N from
+// 0..limit-1, packed as M << 16 | N: M and N are checked together, one domain.
+template <class T>
+Values shapes(std::uint32_t limit) {
+  Values out;
+  for (std::uint32_t m = 0; m < limit; ++m) {
+    for (std::uint32_t n = 0; n < limit; ++n) {
+      T d = base<T>();
+      d.m = m;
+      d.n = n;
+      if (d.validate().ok()) out.push_back(m << 16 | n);
+    }
   }
   return out;
 }
@@ -138,8 +173,7 @@ void table42(const char* name) {
       domain<T>(PTXGEN_SET(T, atype), 16),            domain<T>(PTXGEN_SET(T, btype), 16),
       domain<T>(PTXGEN_SET(T, negate_a), 4),          domain<T>(PTXGEN_SET(T, negate_b), 4),
       domain<T>(PTXGEN_SET(T, transpose_a), 4),       domain<T>(PTXGEN_SET(T, transpose_b), 4),
-      domain<T>(PTXGEN_SET(T, n), 1024),              domain<T>(PTXGEN_SET(T, m), 1024),
-      domain<T>(PTXGEN_SET(T, max_shift), 8)};
+      shapes<T>(1024),                                domain<T>(PTXGEN_SET(T, max_shift), 8)};
   unsigned long long bad = 0;
   const unsigned long long n = each_combination(domains, [&](const std::uint32_t* v, unsigned long long i) {
     T d{};
@@ -153,9 +187,9 @@ void table42(const char* name) {
     d.negate_b = v[7];
     d.transpose_a = v[8];
     d.transpose_b = v[9];
-    d.n = v[10];
-    d.m = v[11];
-    d.max_shift = v[12];
+    d.n = v[10] & 0xFFFFu;
+    d.m = v[10] >> 16;
+    d.max_shift = v[11];
     UMMA::InstrDescriptor c;
     c.desc_ = 0;
     c.sparse_id2_ = v[0];
@@ -168,9 +202,9 @@ void table42(const char* name) {
     c.b_negate_ = v[7];
     c.a_major_ = v[8];
     c.b_major_ = v[9];
-    c.n_dim_ = v[10] >> 3;
-    c.m_dim_ = v[11] >> 4;
-    c.max_shift_ = v[12];
+    c.n_dim_ = d.n >> 3;
+    c.m_dim_ = d.m >> 4;
+    c.max_shift_ = v[11];
     const auto r = d.encode_checked();
     bad += !r.ok() + !same(name, i, r.value, static_cast<std::uint32_t>(c)) +
            !(T::decode_checked(r.value).value == d);
@@ -187,10 +221,9 @@ void block_scaled(const char* name) {
       domain<T>(PTXGEN_SET(T, atype), 16),      domain<T>(PTXGEN_SET(T, btype), 16),
       domain<T>(PTXGEN_SET(T, negate_a), 4),    domain<T>(PTXGEN_SET(T, negate_b), 4),
       domain<T>(PTXGEN_SET(T, transpose_a), 4), domain<T>(PTXGEN_SET(T, transpose_b), 4),
-      domain<T>(PTXGEN_SET(T, n), 1024),        domain<T>(PTXGEN_SET(T, scale_type), 4),
-      domain<T>(PTXGEN_SET(T, m), 1024),        domain<T>(PTXGEN_SET(T, scale_a_id), 8),
-      Values{0u}};
-  if constexpr (HasK) domains[12] = domain<T>(PTXGEN_SET(T, k_dim), 4);
+      shapes<T>(1024),                          domain<T>(PTXGEN_SET(T, scale_type), 4),
+      domain<T>(PTXGEN_SET(T, scale_a_id), 8),  Values{0u}};
+  if constexpr (HasK) domains[11] = domain<T>(PTXGEN_SET(T, k_dim), 4);
   unsigned long long bad = 0;
   const unsigned long long n = each_combination(domains, [&](const std::uint32_t* v, unsigned long long i) {
     T d{};
@@ -202,11 +235,11 @@ void block_scaled(const char* name) {
     d.negate_b = v[5];
     d.transpose_a = v[6];
     d.transpose_b = v[7];
-    d.n = v[8];
+    d.n = v[8] & 0xFFFFu;
     d.scale_type = typename T::ScaleType(v[9]);
-    d.m = v[10];
-    d.scale_a_id = v[11];
-    if constexpr (HasK) d.k_dim = v[12];
+    d.m = v[8] >> 16;
+    d.scale_a_id = v[10];
+    if constexpr (HasK) d.k_dim = v[11];
     UMMA::InstrDescriptorBlockScaled c;
     c.desc_ = 0;
     c.sparse_flag_ = v[0];
@@ -217,11 +250,11 @@ void block_scaled(const char* name) {
     c.b_negate_ = v[5];
     c.a_major_ = v[6];
     c.b_major_ = v[7];
-    c.n_dim_ = v[8] >> 3;
+    c.n_dim_ = d.n >> 3;
     c.scale_format_ = v[9];
-    c.m_dim_ = v[10] >> 4;  // CUTLASS: M >> 4 in bits 24-28; PTX: M >> 7 in bits 27-28
-    c.a_sf_id_ = v[11];
-    c.k_size_ = v[12];
+    c.m_dim_ = d.m >> 4;  // CUTLASS: M >> 4 in bits 24-28; PTX: M >> 7 in bits 27-28
+    c.a_sf_id_ = v[10];
+    c.k_size_ = v[11];
     const auto r = d.encode_checked();
     bad += !r.ok() + !same(name, i, r.value, static_cast<std::uint32_t>(c)) +
            !(T::decode_checked(r.value).value == d);

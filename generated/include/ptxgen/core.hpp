@@ -18,6 +18,11 @@ using uint64_t = unsigned long long;
 }  // namespace ptxgen
 #else
 #include <cstdint>
+#if !defined(__GNUC__) && !defined(__clang__)
+/* For invalid_descriptor() where there is no __builtin_trap (MSVC): the C library's abort,
+ * declared here so that the headers need nothing beyond <cstdint>. */
+extern "C" void abort(void);
+#endif
 namespace ptxgen {
 using std::uint8_t;
 using std::uint32_t;
@@ -51,9 +56,25 @@ enum class Errc : uint8_t {
 /** Deliberately not constexpr. A generated check calls it only for an invalid descriptor,
  *  with a Reason type whose name says which field is wrong and why: in a constant expression
  *  that call is the compile error, and compilers name the Reason in it. At run time it does
- *  nothing. */
-template <class Reason>
+ *  nothing (the caller decides: see invalid_descriptor). */
+template <class PtxgenReason>
 PTXGEN_HD inline void invalid_field() noexcept {}
+
+/** Deliberately not constexpr: what encode(), decode(), masks() and base_offset_for() do at
+ *  run time with an invalid descriptor, word or argument, instead of returning a different
+ *  word: stop. On the device the thread executes the PTX `trap` instruction (the kernel
+ *  fails with cudaErrorLaunchFailure); on the host __builtin_trap() (SIGILL) or, elsewhere,
+ *  abort(). In a constant expression the check before it is already the compile error
+ *  naming the field. The _checked variants return the error instead. */
+PTXGEN_HD inline void invalid_descriptor() noexcept {
+#if defined(__CUDA_ARCH__)
+  __trap();
+#elif defined(__GNUC__) || defined(__clang__)
+  __builtin_trap();
+#else
+  ::abort();
+#endif
+}
 
 /** The name of an error code ("ok", "not_allowed", ...). */
 PTXGEN_HD constexpr const char* errc_name(Errc e) noexcept {
@@ -68,24 +89,24 @@ PTXGEN_HD constexpr const char* errc_name(Errc e) noexcept {
 }
 
 /** The outcome of a check: an error code and the field (of type F) it concerns. */
-template <class F>
+template <class PtxgenF>
 struct Status {
   Errc error;
-  F field;
+  PtxgenF field;
   PTXGEN_HD constexpr bool ok() const noexcept { return error == Errc::ok; }
   PTXGEN_HD constexpr explicit operator bool() const noexcept { return error == Errc::ok; }
 };
 
 /** A value with the status of the check that produced it; no exceptions, usable in
  *  device code. When !ok(), error and field say what was refused. */
-template <class T, class F>
+template <class PtxgenT, class PtxgenF>
 struct Result {
-  T value;
+  PtxgenT value;
   Errc error;
-  F field;
+  PtxgenF field;
   PTXGEN_HD constexpr bool ok() const noexcept { return error == Errc::ok; }
   PTXGEN_HD constexpr explicit operator bool() const noexcept { return error == Errc::ok; }
-  PTXGEN_HD constexpr Status<F> status() const noexcept { return Status<F>{error, field}; }
+  PTXGEN_HD constexpr Status<PtxgenF> status() const noexcept { return Status<PtxgenF>{error, field}; }
 };
 
 }  // namespace ptxgen

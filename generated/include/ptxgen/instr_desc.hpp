@@ -58,26 +58,30 @@ struct InstrDescTf32 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, F::sparsity_selector}; }
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, F::saturate}; }
-    if (!(d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f32>(); return {Errc::not_allowed, F::dtype}; }
-    if (!(d.atype == Atype::TF32)) { if (diagnose) invalid_field<atype_not_one_of_tf32>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::TF32)) { if (diagnose) invalid_field<btype_not_one_of_tf32>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, F::m}; }
-    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, F::max_shift}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::TF32)) { if (diagnose) invalid_field<atype_not_one_of_tf32>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::TF32)) { if (diagnose) invalid_field<btype_not_one_of_tf32>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -91,11 +95,13 @@ struct InstrDescTf32 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
   struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct m_not_a_multiple_of_16; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
-  struct m_above_496; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
   struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 /**
@@ -140,26 +146,30 @@ struct InstrDescF16 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, F::sparsity_selector}; }
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, F::saturate}; }
-    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, F::dtype}; }
-    if (!(d.atype == Atype::F16 || d.atype == Atype::BF16)) { if (diagnose) invalid_field<atype_not_one_of_f16_bf16>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::F16 || d.btype == Btype::BF16)) { if (diagnose) invalid_field<btype_not_one_of_f16_bf16>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, F::m}; }
-    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, F::max_shift}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::F16 || d.atype == Atype::BF16)) { if (diagnose) invalid_field<atype_not_one_of_f16_bf16>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::F16 || d.btype == Btype::BF16)) { if (diagnose) invalid_field<btype_not_one_of_f16_bf16>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -173,11 +183,13 @@ struct InstrDescF16 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
   struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct m_not_a_multiple_of_16; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
-  struct m_above_496; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
   struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 /**
@@ -228,26 +240,30 @@ struct InstrDescF8f6f4 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, F::sparsity_selector}; }
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, F::saturate}; }
-    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, F::dtype}; }
-    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, F::m}; }
-    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, F::max_shift}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -261,11 +277,13 @@ struct InstrDescF8f6f4 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
   struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct m_not_a_multiple_of_16; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
-  struct m_above_496; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
   struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 /**
@@ -309,26 +327,30 @@ struct InstrDescI8 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, F::sparsity_selector}; }
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.saturate <= 1u)) { if (diagnose) invalid_field<saturate_above_1>(); return {Errc::not_allowed, F::saturate}; }
-    if (!(d.dtype == Dtype::S32)) { if (diagnose) invalid_field<dtype_not_one_of_s32>(); return {Errc::not_allowed, F::dtype}; }
-    if (!(d.atype == Atype::U8 || d.atype == Atype::S8)) { if (diagnose) invalid_field<atype_not_one_of_u8_s8>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::U8 || d.btype == Btype::S8)) { if (diagnose) invalid_field<btype_not_one_of_u8_s8>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 0u)) { if (diagnose) invalid_field<negate_a_above_0>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 0u)) { if (diagnose) invalid_field<negate_b_above_0>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, F::m}; }
-    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, F::max_shift}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate <= 1u)) { if (diagnose) invalid_field<saturate_above_1>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::S32)) { if (diagnose) invalid_field<dtype_not_one_of_s32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::U8 || d.atype == Atype::S8)) { if (diagnose) invalid_field<atype_not_one_of_u8_s8>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::U8 || d.btype == Btype::S8)) { if (diagnose) invalid_field<btype_not_one_of_u8_s8>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 0u)) { if (diagnose) invalid_field<negate_a_above_0>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 0u)) { if (diagnose) invalid_field<negate_b_above_0>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u) || (d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u) || (d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)) : ((d.n >= 32u && d.n <= 256u && (d.n - 32u) % 32u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -342,11 +364,13 @@ struct InstrDescI8 {
   struct negate_b_above_0; /* negate_b: allowed: only 0 */
   struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
   struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct m_not_a_multiple_of_16; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
-  struct m_above_496; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
   struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 32 in steps of 8 or 48 to 256 in steps of 16; m = 256: 32 to 256 in steps of 32 (one of the tcgen05.mma shapes of this kind) */
 };
 
 }  // namespace detail
@@ -359,11 +383,14 @@ struct InstrDescI8 {
  * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
  *
  * Use it through its aliases InstrDescTf32, InstrDescF16, InstrDescF8f6f4, InstrDescI8; the
  * template parameter holds what differs between kinds (the allowed values), and a template is used
@@ -371,7 +398,7 @@ struct InstrDescI8 {
  *
  * Reserved (must be 0): bit 6, bit 23, bit 29.
  */
-template <class Kind>
+template <class PtxgenKind>
 struct InstrDescTable42_t {
   /** The descriptor word: 32 bits. */
   using word_type = uint32_t;
@@ -381,10 +408,10 @@ struct InstrDescTable42_t {
   /** Bits that hold a fixed constant: none. */
   static constexpr word_type fixed_mask = 0x00000000u;
   static constexpr word_type fixed_value = 0x00000000u;
-  using Sparsity = typename Kind::Sparsity;
-  using Dtype = typename Kind::Dtype;
-  using Atype = typename Kind::Atype;
-  using Btype = typename Kind::Btype;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Dtype = typename PtxgenKind::Dtype;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
 
   /** What an error report points at: a field, the reserved or fixed bits of a word, or a
    *  helper's argument. */
@@ -409,47 +436,48 @@ struct InstrDescTable42_t {
   uint32_t sparsity_selector = 0u; /**< sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3. */
   Sparsity sparsity = Sparsity::DENSE; /**< sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1). */
   uint32_t saturate = 0u; /**< saturate (bit 3): Saturate for integer types. Allowed: tf32: only 0 (not applicable to this kind); f16: only 0 (not applicable to this kind); f8f6f4: only 0 (not applicable to this kind); i8: 0 to 1. */
-  Dtype dtype = Kind::dtype; /**< dtype (bits 4-5): dtype (Matrix D type). Allowed: tf32: one of f32 (1); f16: one of f16 (0), f32 (1); f8f6f4: one of f16 (0), f32 (1); i8: one of s32 (2). */
-  Atype atype = Kind::atype; /**< atype (bits 7-9): atype (Matrix A type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); i8: one of u8 (0), s8 (1). */
-  Btype btype = Kind::btype; /**< btype (bits 10-12): btype (Matrix B type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); i8: one of u8 (0), s8 (1). */
+  Dtype dtype = PtxgenKind::dtype; /**< dtype (bits 4-5): dtype (Matrix D type). Allowed: tf32: one of f32 (1); f16: one of f16 (0), f32 (1); f8f6f4: one of f16 (0), f32 (1); i8: one of s32 (2). */
+  Atype atype = PtxgenKind::atype; /**< atype (bits 7-9): atype (Matrix A type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); i8: one of u8 (0), s8 (1). */
+  Btype btype = PtxgenKind::btype; /**< btype (bits 10-12): btype (Matrix B type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); i8: one of u8 (0), s8 (1). */
   uint32_t negate_a = 0u; /**< negate_a (bit 13): Negate A Matrix. Allowed: tf32: 0 to 1; f16: 0 to 1; f8f6f4: 0 to 1; i8: only 0. */
   uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: tf32: 0 to 1; f16: 0 to 1; f8f6f4: 0 to 1; i8: only 0. */
   uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1. */
   uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1. */
-  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3). */
-  uint32_t m = 0u; /**< m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4). */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: tf32: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); f16: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); f8f6f4: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); i8: 8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind). */
+  uint32_t m = 0u; /**< m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind). */
   uint32_t max_shift = 0u; /**< max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
   /** The MMA kind, or nullptr. */
-  PTXGEN_HD static constexpr const char* kind_name() noexcept { return Kind::kind_name(); }
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
   PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
     const char* const names[] = {"none", "sparsity_selector", "sparsity", "saturate", "dtype", "atype", "btype", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "m", "max_shift", "reserved"};
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr InstrDescTable42_t with_sparsity_selector(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.sparsity_selector = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_sparsity(Sparsity v) const noexcept { InstrDescTable42_t d = *this; d.sparsity = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_saturate(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.saturate = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_dtype(Dtype v) const noexcept { InstrDescTable42_t d = *this; d.dtype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_atype(Atype v) const noexcept { InstrDescTable42_t d = *this; d.atype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_btype(Btype v) const noexcept { InstrDescTable42_t d = *this; d.btype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_negate_a(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.negate_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_negate_b(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.negate_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.transpose_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.transpose_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_n(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.n = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_m(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.m = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable42_t with_max_shift(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.max_shift = v; return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_sparsity_selector(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.sparsity_selector = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_sparsity(Sparsity v) const noexcept { InstrDescTable42_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_saturate(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.saturate = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_dtype(Dtype v) const noexcept { InstrDescTable42_t d = *this; d.dtype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_atype(Atype v) const noexcept { InstrDescTable42_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_btype(Btype v) const noexcept { InstrDescTable42_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_negate_a(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_negate_b(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_n(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_m(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable42_t with_max_shift(uint32_t v) const noexcept { InstrDescTable42_t d = *this; d.max_shift = v; PtxgenKind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
-  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -474,7 +502,7 @@ struct InstrDescTable42_t {
 
   /** The descriptor word, or (value 0) the first invalid field. */
   PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
-    const Status<Field> s = Kind::check(*this, false);
+    const Status<Field> s = PtxgenKind::check(*this, false);
     return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
   }
 
@@ -501,12 +529,12 @@ struct InstrDescTable42_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr InstrDescTable42_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const InstrDescTable42_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -516,7 +544,7 @@ struct InstrDescTable42_t {
     const Status<Field> s = check_word_(w, false);
     if (!s.ok()) return {InstrDescTable42_t{}, s.error, s.field};
     const InstrDescTable42_t d = decode_unchecked(w);
-    const Status<Field> v = Kind::check(d, false);
+    const Status<Field> v = PtxgenKind::check(d, false);
     return {d, v.error, v.field};
   }
 
@@ -537,7 +565,7 @@ struct InstrDescTable42_t {
   }
 
  private:
-  /* Checks of a whole word (see Kind::check for how diagnose works). */
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
   PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
     if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
     return {Errc::ok, Field::none};
@@ -617,25 +645,29 @@ struct InstrDescMxf8f6f4 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.scale_b_id <= 3u)) { if (diagnose) invalid_field<scale_b_id_above_3>(); return {Errc::not_allowed, F::scale_b_id}; }
-    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, F::scale_type}; }
-    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, F::m}; }
-    if (!(d.scale_a_id <= 3u)) { if (diagnose) invalid_field<scale_a_id_above_3>(); return {Errc::not_allowed, F::scale_a_id}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.scale_b_id <= 3u)) { if (diagnose) invalid_field<scale_b_id_above_3>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id <= 3u)) { if (diagnose) invalid_field<scale_a_id_above_3>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -647,12 +679,14 @@ struct InstrDescMxf8f6f4 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
   struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
   struct scale_type_not_one_of_ue8m0; /* scale_type: allowed: one of ue8m0 (1) */
-  struct m_not_a_multiple_of_128; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
-  struct m_above_384; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
   struct scale_a_id_above_3; /* scale_a_id: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 }  // namespace detail
@@ -665,11 +699,14 @@ struct InstrDescMxf8f6f4 {
  * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
  *
  * Use it through its alias InstrDescMxf8f6f4; the template parameter holds what differs between
  * kinds (the allowed values), and a template is used at all only so that compilers analyse the
@@ -677,7 +714,7 @@ struct InstrDescMxf8f6f4 {
  *
  * Reserved (must be 0): bits 0-1, bit 3, bit 6, bits 24-26, bit 31.
  */
-template <class Kind>
+template <class PtxgenKind>
 struct InstrDescTable43_t {
   /** The descriptor word: 32 bits. */
   using word_type = uint32_t;
@@ -687,10 +724,10 @@ struct InstrDescTable43_t {
   /** Bits that hold a fixed constant: none. */
   static constexpr word_type fixed_mask = 0x00000000u;
   static constexpr word_type fixed_value = 0x00000000u;
-  using Sparsity = typename Kind::Sparsity;
-  using Atype = typename Kind::Atype;
-  using Btype = typename Kind::Btype;
-  using ScaleType = typename Kind::ScaleType;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
+  using ScaleType = typename PtxgenKind::ScaleType;
 
   /** What an error report points at: a field, the reserved or fixed bits of a word, or a
    *  helper's argument. */
@@ -719,40 +756,41 @@ struct InstrDescTable43_t {
   uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1. */
   uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1. */
   uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1. */
-  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3). */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind). */
   ScaleType scale_type = ScaleType::UE8M0; /**< scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1). */
-  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7). */
+  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind). */
   uint32_t scale_a_id = 0u; /**< scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: 0 to 3. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
   /** The MMA kind, or nullptr. */
-  PTXGEN_HD static constexpr const char* kind_name() noexcept { return Kind::kind_name(); }
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
   PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
     const char* const names[] = {"none", "sparsity", "scale_b_id", "atype", "btype", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "scale_type", "m", "scale_a_id", "reserved"};
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr InstrDescTable43_t with_sparsity(Sparsity v) const noexcept { InstrDescTable43_t d = *this; d.sparsity = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.scale_b_id = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_atype(Atype v) const noexcept { InstrDescTable43_t d = *this; d.atype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_btype(Btype v) const noexcept { InstrDescTable43_t d = *this; d.btype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_negate_a(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.negate_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_negate_b(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.negate_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.transpose_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.transpose_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_n(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.n = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_scale_type(ScaleType v) const noexcept { InstrDescTable43_t d = *this; d.scale_type = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_m(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.m = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable43_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.scale_a_id = v; return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_sparsity(Sparsity v) const noexcept { InstrDescTable43_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.scale_b_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_atype(Atype v) const noexcept { InstrDescTable43_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_btype(Btype v) const noexcept { InstrDescTable43_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_negate_a(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_negate_b(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_n(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_scale_type(ScaleType v) const noexcept { InstrDescTable43_t d = *this; d.scale_type = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_m(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable43_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable43_t d = *this; d.scale_a_id = v; PtxgenKind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
-  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -776,7 +814,7 @@ struct InstrDescTable43_t {
 
   /** The descriptor word, or (value 0) the first invalid field. */
   PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
-    const Status<Field> s = Kind::check(*this, false);
+    const Status<Field> s = PtxgenKind::check(*this, false);
     return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
   }
 
@@ -802,12 +840,12 @@ struct InstrDescTable43_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr InstrDescTable43_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const InstrDescTable43_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -817,7 +855,7 @@ struct InstrDescTable43_t {
     const Status<Field> s = check_word_(w, false);
     if (!s.ok()) return {InstrDescTable43_t{}, s.error, s.field};
     const InstrDescTable43_t d = decode_unchecked(w);
-    const Status<Field> v = Kind::check(d, false);
+    const Status<Field> v = PtxgenKind::check(d, false);
     return {d, v.error, v.field};
   }
 
@@ -837,7 +875,7 @@ struct InstrDescTable43_t {
   }
 
  private:
-  /* Checks of a whole word (see Kind::check for how diagnose works). */
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
   PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
     if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
     return {Errc::ok, Field::none};
@@ -892,26 +930,30 @@ struct InstrDescMxf4 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, F::scale_b_id}; }
-    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, F::scale_type}; }
-    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, F::m}; }
-    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, F::scale_a_id}; }
-    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, F::k_dim}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -923,13 +965,15 @@ struct InstrDescMxf4 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_0; /* transpose_a: allowed: only 0 */
   struct transpose_b_above_0; /* transpose_b: allowed: only 0 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
   struct scale_type_not_one_of_ue8m0; /* scale_type: allowed: one of ue8m0 (1) */
-  struct m_not_a_multiple_of_128; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
-  struct m_above_384; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
   struct scale_a_id_not_one_of_0_2; /* scale_a_id: allowed: one of 0, 2 */
   struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 /**
@@ -970,26 +1014,30 @@ struct InstrDescMxf4nvf4 {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, F::sparsity}; }
-    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, F::scale_b_id}; }
-    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, F::atype}; }
-    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, F::btype}; }
-    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, F::negate_a}; }
-    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, F::negate_b}; }
-    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, F::transpose_a}; }
-    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, F::transpose_b}; }
-    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, F::n}; }
-    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, F::n}; }
-    if (!(d.scale_type == ScaleType::UE4M3 || d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue4m3_ue8m0>(); return {Errc::not_allowed, F::scale_type}; }
-    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, F::m}; }
-    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, F::m}; }
-    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, F::scale_a_id}; }
-    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, F::k_dim}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE4M3 || d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue4m3_ue8m0>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -1001,13 +1049,15 @@ struct InstrDescMxf4nvf4 {
   struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
   struct transpose_a_above_0; /* transpose_a: allowed: only 0 */
   struct transpose_b_above_0; /* transpose_b: allowed: only 0 */
-  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
-  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
   struct scale_type_not_one_of_ue4m3_ue8m0; /* scale_type: allowed: one of ue4m3 (0), ue8m0 (1) */
-  struct m_not_a_multiple_of_128; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
-  struct m_above_384; /* m: allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
   struct scale_a_id_not_one_of_0_2; /* scale_a_id: allowed: one of 0, 2 */
   struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
 };
 
 }  // namespace detail
@@ -1020,11 +1070,14 @@ struct InstrDescMxf4nvf4 {
  * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
  *
  * Use it through its aliases InstrDescMxf4, InstrDescMxf4nvf4; the template parameter holds what
  * differs between kinds (the allowed values), and a template is used at all only so that compilers
@@ -1032,7 +1085,7 @@ struct InstrDescMxf4nvf4 {
  *
  * Reserved (must be 0): bits 0-1, bit 3, bit 6, bit 12, bits 24-26.
  */
-template <class Kind>
+template <class PtxgenKind>
 struct InstrDescTable44_t {
   /** The descriptor word: 32 bits. */
   using word_type = uint32_t;
@@ -1042,10 +1095,10 @@ struct InstrDescTable44_t {
   /** Bits that hold a fixed constant: none. */
   static constexpr word_type fixed_mask = 0x00000000u;
   static constexpr word_type fixed_value = 0x00000000u;
-  using Sparsity = typename Kind::Sparsity;
-  using Atype = typename Kind::Atype;
-  using Btype = typename Kind::Btype;
-  using ScaleType = typename Kind::ScaleType;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
+  using ScaleType = typename PtxgenKind::ScaleType;
 
   /** What an error report points at: a field, the reserved or fixed bits of a word, or a
    *  helper's argument. */
@@ -1075,42 +1128,43 @@ struct InstrDescTable44_t {
   uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1. */
   uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: only 0. */
   uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: only 0. */
-  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3). */
-  ScaleType scale_type = Kind::scale_type; /**< scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: mxf4: one of ue8m0 (1); mxf4nvf4: one of ue4m3 (0), ue8m0 (1). */
-  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: a multiple of 128 from 0 to 384 (encoded as M >> 7). */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind). */
+  ScaleType scale_type = PtxgenKind::scale_type; /**< scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: mxf4: one of ue8m0 (1); mxf4nvf4: one of ue4m3 (0), ue8m0 (1). */
+  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind). */
   uint32_t scale_a_id = 0u; /**< scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2. */
   uint32_t k_dim = 0u; /**< k_dim (bit 31): K Dimension. Allowed: 0 to 1. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
   /** The MMA kind, or nullptr. */
-  PTXGEN_HD static constexpr const char* kind_name() noexcept { return Kind::kind_name(); }
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
   PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
     const char* const names[] = {"none", "sparsity", "scale_b_id", "atype", "btype", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "scale_type", "m", "scale_a_id", "k_dim", "reserved"};
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr InstrDescTable44_t with_sparsity(Sparsity v) const noexcept { InstrDescTable44_t d = *this; d.sparsity = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.scale_b_id = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_atype(Atype v) const noexcept { InstrDescTable44_t d = *this; d.atype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_btype(Btype v) const noexcept { InstrDescTable44_t d = *this; d.btype = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_negate_a(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.negate_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_negate_b(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.negate_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.transpose_a = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.transpose_b = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_n(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.n = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_scale_type(ScaleType v) const noexcept { InstrDescTable44_t d = *this; d.scale_type = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_m(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.m = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.scale_a_id = v; return d; }
-  PTXGEN_HD constexpr InstrDescTable44_t with_k_dim(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.k_dim = v; return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_sparsity(Sparsity v) const noexcept { InstrDescTable44_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.scale_b_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_atype(Atype v) const noexcept { InstrDescTable44_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_btype(Btype v) const noexcept { InstrDescTable44_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_negate_a(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_negate_b(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_n(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_scale_type(ScaleType v) const noexcept { InstrDescTable44_t d = *this; d.scale_type = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_m(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.scale_a_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable44_t with_k_dim(uint32_t v) const noexcept { InstrDescTable44_t d = *this; d.k_dim = v; PtxgenKind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
-  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -1135,7 +1189,7 @@ struct InstrDescTable44_t {
 
   /** The descriptor word, or (value 0) the first invalid field. */
   PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
-    const Status<Field> s = Kind::check(*this, false);
+    const Status<Field> s = PtxgenKind::check(*this, false);
     return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
   }
 
@@ -1162,12 +1216,12 @@ struct InstrDescTable44_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr InstrDescTable44_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const InstrDescTable44_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -1177,7 +1231,7 @@ struct InstrDescTable44_t {
     const Status<Field> s = check_word_(w, false);
     if (!s.ok()) return {InstrDescTable44_t{}, s.error, s.field};
     const InstrDescTable44_t d = decode_unchecked(w);
-    const Status<Field> v = Kind::check(d, false);
+    const Status<Field> v = PtxgenKind::check(d, false);
     return {d, v.error, v.field};
   }
 
@@ -1198,7 +1252,7 @@ struct InstrDescTable44_t {
   }
 
  private:
-  /* Checks of a whole word (see Kind::check for how diagnose works). */
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
   PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
     if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
     return {Errc::ok, Field::none};

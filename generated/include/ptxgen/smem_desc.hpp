@@ -39,20 +39,22 @@ struct SmemDesc {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, F::start_address}; }
-    if (!(d.start_address <= 0x3fff0u)) { if (diagnose) invalid_field<start_address_above_0x3fff0>(); return {Errc::too_large, F::start_address}; }
-    if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, F::leading_byte_offset}; }
-    if (!(d.leading_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x3fff0>(); return {Errc::too_large, F::leading_byte_offset}; }
-    if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, F::stride_byte_offset}; }
-    if (!(d.stride_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<stride_byte_offset_above_0x3fff0>(); return {Errc::too_large, F::stride_byte_offset}; }
-    if (!(d.base_offset <= 7u)) { if (diagnose) invalid_field<base_offset_above_7>(); return {Errc::not_allowed, F::base_offset}; }
-    if (!(d.lbo_mode <= 1u)) { if (diagnose) invalid_field<lbo_mode_above_1>(); return {Errc::not_allowed, F::lbo_mode}; }
-    if (!(d.swizzle == Swizzle::SWIZZLE_NONE || d.swizzle == Swizzle::SWIZZLE_128B_BASE32B || d.swizzle == Swizzle::SWIZZLE_128B || d.swizzle == Swizzle::SWIZZLE_64B || d.swizzle == Swizzle::SWIZZLE_32B)) { if (diagnose) invalid_field<swizzle_not_one_of_none_128b_base32b_128b_64b_32b>(); return {Errc::not_allowed, F::swizzle}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::start_address}; }
+    if (!(d.start_address <= 0x3fff0u)) { if (diagnose) invalid_field<start_address_above_0x3fff0>(); return {Errc::too_large, PtxgenF::start_address}; }
+    if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::leading_byte_offset}; }
+    if (!(d.leading_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x3fff0>(); return {Errc::too_large, PtxgenF::leading_byte_offset}; }
+    if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::stride_byte_offset}; }
+    if (!(d.stride_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<stride_byte_offset_above_0x3fff0>(); return {Errc::too_large, PtxgenF::stride_byte_offset}; }
+    if (!(d.base_offset <= 7u)) { if (diagnose) invalid_field<base_offset_above_7>(); return {Errc::not_allowed, PtxgenF::base_offset}; }
+    if (!(d.lbo_mode <= 1u)) { if (diagnose) invalid_field<lbo_mode_above_1>(); return {Errc::not_allowed, PtxgenF::lbo_mode}; }
+    if (!(d.swizzle == Swizzle::SWIZZLE_NONE || d.swizzle == Swizzle::SWIZZLE_128B_BASE32B || d.swizzle == Swizzle::SWIZZLE_128B || d.swizzle == Swizzle::SWIZZLE_64B || d.swizzle == Swizzle::SWIZZLE_32B)) { if (diagnose) invalid_field<swizzle_not_one_of_none_128b_base32b_128b_64b_32b>(); return {Errc::not_allowed, PtxgenF::swizzle}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -77,11 +79,14 @@ struct SmemDesc {
  * A 64-bit value held in a register.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} is a valid descriptor. Set fields with
+ * the members or the with_<field>() setters. In a constant expression (a constexpr variable, a
+ * static_assert, a template argument) an invalid field is a compile error naming it: in
+ * encode()/decode(), and already in the with_<field>() setter that makes it invalid. At run time
+ * encode()/decode() stop the thread on an invalid descriptor (trap on the device, __builtin_trap
+ * on the host) instead of returning a different word; encode_checked()/decode_checked() report the
+ * first error instead, and encode_unchecked()/decode_unchecked() do not check (fields are
+ * truncated to their width).
  *
  * Use it through its alias SmemDesc; the template parameter holds what differs between kinds (the
  * allowed values), and a template is used at all only so that compilers analyse the member
@@ -90,7 +95,7 @@ struct SmemDesc {
  * Reserved (must be 0): bits 14-15, bits 30-31.
  * Fixed: bits 46-48 = 0b1, bits 53-60 = 0b0.
  */
-template <class Kind>
+template <class PtxgenKind>
 struct SmemDesc_t {
   /** The descriptor word: 64 bits. */
   using word_type = uint64_t;
@@ -100,7 +105,7 @@ struct SmemDesc_t {
   /** Bits that hold a fixed constant: bits 46-48 = 0b1, bits 53-60 = 0b0. */
   static constexpr word_type fixed_mask = 0x1fe1c00000000000ull;
   static constexpr word_type fixed_value = 0x0000400000000000ull;
-  using Swizzle = typename Kind::Swizzle;
+  using Swizzle = typename PtxgenKind::Swizzle;
 
   /** What an error report points at: a field, the reserved or fixed bits of a word, or a
    *  helper's argument. */
@@ -126,27 +131,28 @@ struct SmemDesc_t {
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "smem_desc"; }
   /** The MMA kind, or nullptr. */
-  PTXGEN_HD static constexpr const char* kind_name() noexcept { return Kind::kind_name(); }
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
   PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
     const char* const names[] = {"none", "start_address", "leading_byte_offset", "stride_byte_offset", "base_offset", "lbo_mode", "swizzle", "reserved", "fixed", "pattern_start"};
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr SmemDesc_t with_start_address(uint32_t v) const noexcept { SmemDesc_t d = *this; d.start_address = v; return d; }
-  PTXGEN_HD constexpr SmemDesc_t with_leading_byte_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.leading_byte_offset = v; return d; }
-  PTXGEN_HD constexpr SmemDesc_t with_stride_byte_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.stride_byte_offset = v; return d; }
-  PTXGEN_HD constexpr SmemDesc_t with_base_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.base_offset = v; return d; }
-  PTXGEN_HD constexpr SmemDesc_t with_lbo_mode(uint32_t v) const noexcept { SmemDesc_t d = *this; d.lbo_mode = v; return d; }
-  PTXGEN_HD constexpr SmemDesc_t with_swizzle(Swizzle v) const noexcept { SmemDesc_t d = *this; d.swizzle = v; return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_start_address(uint32_t v) const noexcept { SmemDesc_t d = *this; d.start_address = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_leading_byte_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.leading_byte_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_stride_byte_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.stride_byte_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_base_offset(uint32_t v) const noexcept { SmemDesc_t d = *this; d.base_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_lbo_mode(uint32_t v) const noexcept { SmemDesc_t d = *this; d.lbo_mode = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDesc_t with_swizzle(Swizzle v) const noexcept { SmemDesc_t d = *this; d.swizzle = v; PtxgenKind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
-  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -164,7 +170,7 @@ struct SmemDesc_t {
 
   /** The descriptor word, or (value 0) the first invalid field. */
   PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
-    const Status<Field> s = Kind::check(*this, false);
+    const Status<Field> s = PtxgenKind::check(*this, false);
     return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
   }
 
@@ -184,12 +190,12 @@ struct SmemDesc_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr SmemDesc_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const SmemDesc_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -199,7 +205,7 @@ struct SmemDesc_t {
     const Status<Field> s = check_word_(w, false);
     if (!s.ok()) return {SmemDesc_t{}, s.error, s.field};
     const SmemDesc_t d = decode_unchecked(w);
-    const Status<Field> v = Kind::check(d, false);
+    const Status<Field> v = PtxgenKind::check(d, false);
     return {d, v.error, v.field};
   }
 
@@ -211,11 +217,13 @@ struct SmemDesc_t {
    * 512-Byte, 32-Byte swizzle: 256-Byte, 128-Byte swizzle with 32B atomicity: 1024-Byte),
    * otherwise (pattern start addr >> 0x7) & 0x7, which must then be non-zero; with no swizzling
    * there is no pattern and the result is 0. In a constant expression an invalid swizzle or a zero
-   * offset is a compile error; at run time the result is then 0 (use base_offset_for_checked to
-   * see the error).
+   * offset is a compile error; at run time it stops the thread (see encode(); use
+   * base_offset_for_checked to get the error).
    */
   PTXGEN_HD static constexpr uint32_t base_offset_for(uint64_t pattern_start, Swizzle swizzle) noexcept {
-    return base_offset_for_(pattern_start, swizzle, true).value;
+    const Result<uint32_t, Field> r = base_offset_for_(pattern_start, swizzle, true);
+    if (!r.ok()) invalid_descriptor();
+    return r.value;
   }
   PTXGEN_HD static constexpr Result<uint32_t, Field> base_offset_for_checked(uint64_t pattern_start, Swizzle swizzle) noexcept {
     return base_offset_for_(pattern_start, swizzle, false);
@@ -231,7 +239,7 @@ struct SmemDesc_t {
   }
 
  private:
-  /* Checks of a whole word (see Kind::check for how diagnose works). */
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
   PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
     if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
     if (!((w & fixed_mask) == fixed_value)) { if (diagnose) invalid_field<fixed_bits_not_0x400000000000>(); return {Errc::fixed_bits, Field::fixed}; }
@@ -239,7 +247,7 @@ struct SmemDesc_t {
   }
 
   PTXGEN_HD static constexpr Result<uint32_t, Field> base_offset_for_(uint64_t pattern_start, Swizzle swizzle, bool diagnose) noexcept {
-    if (!(swizzle == Swizzle::SWIZZLE_NONE || swizzle == Swizzle::SWIZZLE_128B_BASE32B || swizzle == Swizzle::SWIZZLE_128B || swizzle == Swizzle::SWIZZLE_64B || swizzle == Swizzle::SWIZZLE_32B)) { if (diagnose) invalid_field<typename Kind::swizzle_not_one_of_none_128b_base32b_128b_64b_32b>(); return {0u, Errc::not_allowed, Field::swizzle}; }
+    if (!(swizzle == Swizzle::SWIZZLE_NONE || swizzle == Swizzle::SWIZZLE_128B_BASE32B || swizzle == Swizzle::SWIZZLE_128B || swizzle == Swizzle::SWIZZLE_64B || swizzle == Swizzle::SWIZZLE_32B)) { if (diagnose) invalid_field<typename PtxgenKind::swizzle_not_one_of_none_128b_base32b_128b_64b_32b>(); return {0u, Errc::not_allowed, Field::swizzle}; }
     const uint64_t boundary = swizzle == Swizzle::SWIZZLE_128B ? 0x400u : swizzle == Swizzle::SWIZZLE_64B ? 0x200u : swizzle == Swizzle::SWIZZLE_32B ? 0x100u : swizzle == Swizzle::SWIZZLE_128B_BASE32B ? 0x400u : 0u;
     if (boundary == 0u || pattern_start % boundary == 0u) return {0u, Errc::ok, Field::none};
     const uint32_t offset = static_cast<uint32_t>((pattern_start >> 7) & 0x7u);

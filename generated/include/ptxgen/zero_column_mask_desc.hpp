@@ -57,23 +57,25 @@ struct ZeroColumnMaskDesc {
   /* The checks of this kind. With diagnose set, a failed check first calls
    * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
    * call is the compile error, and the reason (a type declared below) says which field is
-   * wrong and why. At run time the call is empty. */
-  template <class D>
-  PTXGEN_HD static constexpr Status<typename D::Field> check(const D& d, bool diagnose) noexcept {
-    using F = typename D::Field;
-    if (!(d.start_count_0 <= 255u)) { if (diagnose) invalid_field<start_count_0_above_255>(); return {Errc::not_allowed, F::start_count_0}; }
-    if (!(d.start_count_1 <= 255u)) { if (diagnose) invalid_field<start_count_1_above_255>(); return {Errc::not_allowed, F::start_count_1}; }
-    if (!(d.start_count_2 <= 255u)) { if (diagnose) invalid_field<start_count_2_above_255>(); return {Errc::not_allowed, F::start_count_2}; }
-    if (!(d.start_count_3 <= 255u)) { if (diagnose) invalid_field<start_count_3_above_255>(); return {Errc::not_allowed, F::start_count_3}; }
-    if (!(d.first_span_0 <= 1u)) { if (diagnose) invalid_field<first_span_0_above_1>(); return {Errc::not_allowed, F::first_span_0}; }
-    if (!(d.first_span_1 <= 1u)) { if (diagnose) invalid_field<first_span_1_above_1>(); return {Errc::not_allowed, F::first_span_1}; }
-    if (!(d.first_span_2 <= 1u)) { if (diagnose) invalid_field<first_span_2_above_1>(); return {Errc::not_allowed, F::first_span_2}; }
-    if (!(d.first_span_3 <= 1u)) { if (diagnose) invalid_field<first_span_3_above_1>(); return {Errc::not_allowed, F::first_span_3}; }
-    if (!(d.non_zero_mask <= 1u)) { if (diagnose) invalid_field<non_zero_mask_above_1>(); return {Errc::not_allowed, F::non_zero_mask}; }
-    if (!(d.skip_span <= 255u)) { if (diagnose) invalid_field<skip_span_above_255>(); return {Errc::not_allowed, F::skip_span}; }
-    if (!(d.use_span <= 255u)) { if (diagnose) invalid_field<use_span_above_255>(); return {Errc::not_allowed, F::use_span}; }
-    if (!(d.column_shift <= 32u)) { if (diagnose) invalid_field<column_shift_above_32>(); return {Errc::not_allowed, F::column_shift}; }
-    return {Errc::ok, F::none};
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.start_count_0 <= 255u)) { if (diagnose) invalid_field<start_count_0_above_255>(); return {Errc::not_allowed, PtxgenF::start_count_0}; }
+    if (!(d.start_count_1 <= 255u)) { if (diagnose) invalid_field<start_count_1_above_255>(); return {Errc::not_allowed, PtxgenF::start_count_1}; }
+    if (!(d.start_count_2 <= 255u)) { if (diagnose) invalid_field<start_count_2_above_255>(); return {Errc::not_allowed, PtxgenF::start_count_2}; }
+    if (!(d.start_count_3 <= 255u)) { if (diagnose) invalid_field<start_count_3_above_255>(); return {Errc::not_allowed, PtxgenF::start_count_3}; }
+    if (!(d.first_span_0 <= 1u)) { if (diagnose) invalid_field<first_span_0_above_1>(); return {Errc::not_allowed, PtxgenF::first_span_0}; }
+    if (!(d.first_span_1 <= 1u)) { if (diagnose) invalid_field<first_span_1_above_1>(); return {Errc::not_allowed, PtxgenF::first_span_1}; }
+    if (!(d.first_span_2 <= 1u)) { if (diagnose) invalid_field<first_span_2_above_1>(); return {Errc::not_allowed, PtxgenF::first_span_2}; }
+    if (!(d.first_span_3 <= 1u)) { if (diagnose) invalid_field<first_span_3_above_1>(); return {Errc::not_allowed, PtxgenF::first_span_3}; }
+    if (!(d.non_zero_mask <= 1u)) { if (diagnose) invalid_field<non_zero_mask_above_1>(); return {Errc::not_allowed, PtxgenF::non_zero_mask}; }
+    if (!(d.skip_span <= 255u)) { if (diagnose) invalid_field<skip_span_above_255>(); return {Errc::not_allowed, PtxgenF::skip_span}; }
+    if (!(d.use_span <= 255u)) { if (diagnose) invalid_field<use_span_above_255>(); return {Errc::not_allowed, PtxgenF::use_span}; }
+    if (!(d.column_shift <= 32u)) { if (diagnose) invalid_field<column_shift_above_32>(); return {Errc::not_allowed, PtxgenF::column_shift}; }
+    return {Errc::ok, PtxgenF::none};
   }
 
   /* Reasons for a compile error. */
@@ -102,11 +104,14 @@ struct ZeroColumnMaskDesc {
  * entire column.
  *
  * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
- * byte addresses as they are, not their encoded codes). T{} is a valid descriptor; set fields with
- * the members or the with_<field>() setters. encode()/decode() are constexpr: in a constant
- * expression an invalid field is a compile error naming it; at run time they do not check (fields
- * are truncated to their width), and encode_checked()/decode_checked() report the first error
- * instead.
+ * byte addresses as they are, not their encoded codes). T{} is a valid descriptor. Set fields with
+ * the members or the with_<field>() setters. In a constant expression (a constexpr variable, a
+ * static_assert, a template argument) an invalid field is a compile error naming it: in
+ * encode()/decode(), and already in the with_<field>() setter that makes it invalid. At run time
+ * encode()/decode() stop the thread on an invalid descriptor (trap on the device, __builtin_trap
+ * on the host) instead of returning a different word; encode_checked()/decode_checked() report the
+ * first error instead, and encode_unchecked()/decode_unchecked() do not check (fields are
+ * truncated to their width).
  *
  * Use it through its alias ZeroColumnMaskDesc; the template parameter holds what differs between
  * kinds (the allowed values), and a template is used at all only so that compilers analyse the
@@ -114,7 +119,7 @@ struct ZeroColumnMaskDesc {
  *
  * Reserved (must be 0): bits 36-38, bits 62-63.
  */
-template <class Kind>
+template <class PtxgenKind>
 struct ZeroColumnMaskDesc_t {
   /** The descriptor word: 64 bits. */
   using word_type = uint64_t;
@@ -161,33 +166,34 @@ struct ZeroColumnMaskDesc_t {
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "zero_column_mask_desc"; }
   /** The MMA kind, or nullptr. */
-  PTXGEN_HD static constexpr const char* kind_name() noexcept { return Kind::kind_name(); }
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
   PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
     const char* const names[] = {"none", "start_count_0", "start_count_1", "start_count_2", "start_count_3", "first_span_0", "first_span_1", "first_span_2", "first_span_3", "non_zero_mask", "skip_span", "use_span", "column_shift", "reserved", "m", "n"};
     return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
   }
 
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_0 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_1 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_2 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_3 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_0 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_1 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_2 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_3 = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_non_zero_mask(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.non_zero_mask = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_skip_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.skip_span = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_use_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.use_span = v; return d; }
-  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_column_shift(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.column_shift = v; return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_0 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_1 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_2 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_start_count_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.start_count_3 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_0(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_0 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_1(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_1 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_2(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_2 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_first_span_3(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.first_span_3 = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_non_zero_mask(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.non_zero_mask = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_skip_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.skip_span = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_use_span(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.use_span = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr ZeroColumnMaskDesc_t with_column_shift(uint32_t v) const noexcept { ZeroColumnMaskDesc_t d = *this; d.column_shift = v; PtxgenKind::check(d, true, true); return d; }
 
   /** The first field whose value the table does not allow, or Errc::ok. */
-  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return Kind::check(*this, false); }
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
 
   /** The descriptor word. In a constant expression an invalid field is a compile error
-   *  naming it; at run time nothing is checked. */
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
   PTXGEN_HD constexpr word_type encode() const noexcept {
-    Kind::check(*this, true);
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
     return encode_unchecked();
   }
 
@@ -211,7 +217,7 @@ struct ZeroColumnMaskDesc_t {
 
   /** The descriptor word, or (value 0) the first invalid field. */
   PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
-    const Status<Field> s = Kind::check(*this, false);
+    const Status<Field> s = PtxgenKind::check(*this, false);
     return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
   }
 
@@ -237,12 +243,12 @@ struct ZeroColumnMaskDesc_t {
   }
 
   /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
-   *  code the table does not allow are a compile error naming them; at run time nothing
-   *  is checked. */
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
   PTXGEN_HD static constexpr ZeroColumnMaskDesc_t decode(word_type w) noexcept {
-    check_word_(w, true);
+    if (!check_word_(w, true).ok()) invalid_descriptor();
     const ZeroColumnMaskDesc_t d = decode_unchecked(w);
-    Kind::check(d, true);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
     return d;
   }
 
@@ -252,7 +258,7 @@ struct ZeroColumnMaskDesc_t {
     const Status<Field> s = check_word_(w, false);
     if (!s.ok()) return {ZeroColumnMaskDesc_t{}, s.error, s.field};
     const ZeroColumnMaskDesc_t d = decode_unchecked(w);
-    const Status<Field> v = Kind::check(d, false);
+    const Status<Field> v = PtxgenKind::check(d, false);
     return {d, v.error, v.field};
   }
 
@@ -263,10 +269,14 @@ struct ZeroColumnMaskDesc_t {
    * set bit means the column reads as zero. Runs of (skip_span + 1) ones and (use_span + 1) zeros
    * alternate, starting with ones when the sub-mask's first span is 1; the first start-count bits
    * are skipped. N is at most 256 (the largest N of any tcgen05.mma shape). In a constant
-   * expression an invalid descriptor or argument is a compile error; at run time the result is
-   * then empty (use masks_checked to see the error).
+   * expression an invalid descriptor or argument is a compile error; at run time it stops the
+   * thread (see encode(); use masks_checked to get the error).
    */
-  PTXGEN_HD constexpr ZeroColumnMasks masks(uint32_t m, uint32_t n) const noexcept { return masks_(m, n, true).value; }
+  PTXGEN_HD constexpr ZeroColumnMasks masks(uint32_t m, uint32_t n) const noexcept {
+    const Result<ZeroColumnMasks, Field> r = masks_(m, n, true);
+    if (!r.ok()) invalid_descriptor();
+    return r.value;
+  }
   PTXGEN_HD constexpr Result<ZeroColumnMasks, Field> masks_checked(uint32_t m, uint32_t n) const noexcept {
     return masks_(m, n, false);
   }
@@ -287,7 +297,7 @@ struct ZeroColumnMaskDesc_t {
   }
 
  private:
-  /* Checks of a whole word (see Kind::check for how diagnose works). */
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
   PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
     if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
     return {Errc::ok, Field::none};
@@ -295,7 +305,7 @@ struct ZeroColumnMaskDesc_t {
 
   PTXGEN_HD constexpr Result<ZeroColumnMasks, Field> masks_(uint32_t m, uint32_t n, bool diagnose) const noexcept {
     ZeroColumnMasks out{};
-    const Status<Field> s = Kind::check(*this, diagnose);
+    const Status<Field> s = PtxgenKind::check(*this, diagnose);
     if (!s.ok()) return {out, s.error, s.field};
     uint32_t count = 0u;
     uint32_t max_shift = 0u;

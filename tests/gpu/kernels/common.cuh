@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #define PTXGEN_GPU_EXPORT extern "C" __attribute__((visibility("default")))
@@ -51,21 +52,18 @@ __device__ __forceinline__ std::uint64_t to_bits(R r) {
   }
 }
 
-// Extract the argument types of a wrapper through its address (public API only):
-// void(D(&)[ND], const A(&)[NA], const B(&)[NB], const C(&)[NC]).
-template <class F>
-struct mma_sig;
-template <class D, std::size_t ND, class A, std::size_t NA, class B, std::size_t NB, class C,
-          std::size_t NC>
-struct mma_sig<void (*)(D (&)[ND], const A (&)[NA], const B (&)[NB], const C (&)[NC])> {
-  using d_type = D;
-  using a_type = A;
-  using b_type = B;
-  using c_type = C;
-  static constexpr int nd = static_cast<int>(ND);
-  static constexpr int na = static_cast<int>(NA);
-  static constexpr int nb = static_cast<int>(NB);
-  static constexpr int nc = static_cast<int>(NC);
+// The register types and counts of a wrapper's fragments, from its public array-operand
+// trait (e.g. ptxgen::ptx::mma_sync_operands<...>: using d = float[4], ...).
+template <class Ops>
+struct mma_sig {
+  using d_type = std::remove_extent_t<typename Ops::d>;
+  using a_type = std::remove_extent_t<typename Ops::a>;
+  using b_type = std::remove_extent_t<typename Ops::b>;
+  using c_type = std::remove_extent_t<typename Ops::c>;
+  static constexpr int nd = static_cast<int>(std::extent_v<typename Ops::d>);
+  static constexpr int na = static_cast<int>(std::extent_v<typename Ops::a>);
+  static constexpr int nb = static_cast<int>(std::extent_v<typename Ops::b>);
+  static constexpr int nc = static_cast<int>(std::extent_v<typename Ops::c>);
 };
 
 }  // namespace gpu_test

@@ -29,7 +29,7 @@ template <mma_sync_shape S, mma_sync_alayout AL, mma_sync_blayout BL, mma_sync_d
           int M, int ABITS, int BBITS, int CBITS, int DBITS>
 __global__ void mma_standard(const std::uint64_t* __restrict__ A, const std::uint64_t* __restrict__ B,
                              const std::uint64_t* __restrict__ C, std::uint64_t* __restrict__ D) {
-  using Sig = gpu_test::mma_sig<decltype(&mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>)>;
+  using Sig = gpu_test::mma_sig<mma_sync_operands<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>>;
   using AR = typename Sig::a_type;
   using BR = typename Sig::b_type;
   using CR = typename Sig::c_type;
@@ -118,7 +118,7 @@ template <mma_sync_shape S, mma_sync_alayout AL, mma_sync_blayout BL, mma_sync_d
           int M, int ABITS, int BBITS, int CBITS, int DBITS>
 __global__ void mma_quadpair(const std::uint64_t* __restrict__ A, const std::uint64_t* __restrict__ B,
                              const std::uint64_t* __restrict__ C, std::uint64_t* __restrict__ D) {
-  using Sig = gpu_test::mma_sig<decltype(&mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>)>;
+  using Sig = gpu_test::mma_sig<mma_sync_operands<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>>;
   using CR = typename Sig::c_type;
   using DR = typename Sig::d_type;
   static_assert(Sig::na == 2 && Sig::nb == 2, "m8n8k4 .f16: two A and two B registers");

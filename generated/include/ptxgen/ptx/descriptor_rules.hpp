@@ -18,125 +18,209 @@ namespace ptxgen::ptx {
  *   [sp-sparse-idesc] when sp = true: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse
  *   [dense-idesc] when sp = false: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense
  *   [scale-vec-k] when kind = {mxf4, mxf4nvf4}, scale_vectorsize = {scale_vec::2X, scale_vec::4X}: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16
+ *   [shape-cta-group-1] when ws = false, cta_group = 1, kind = {f8f6f4, f16, tf32}: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8
+ *   [shape-cta-group-2] when ws = false, cta_group = 2, kind = {f8f6f4, f16, tf32}: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16
+ *   [shape-i8-cta-group-1] when ws = false, cta_group = 1, kind = i8: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16
+ *   [shape-i8-cta-group-2] when ws = false, cta_group = 2, kind = i8: .cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 to 256 in steps of 32
+ *   [shape-ws] when ws = true, sp = false, kind = {f8f6f4, f16, i8, tf32}: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256
+ *   [shape-ws-sp] when ws = true, sp = true, kind = {f8f6f4, f16, i8, tf32}: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128
+ *   [shape-block-scaled-cta-group-1] when cta_group = 1, kind = {mxf4, mxf4nvf4, mxf8f6f4}: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8
+ *   [shape-block-scaled-cta-group-2] when sp = false, cta_group = 2, kind = {mxf4, mxf4nvf4, mxf8f6f4}: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16
+ *   [shape-block-scaled-cta-group-2-sp] when sp = true, cta_group = 2, kind = {mxf4, mxf4nvf4, mxf8f6f4}: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16
  */
-template <tcgen05_mma_kind Kind, bool Sp = false, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool Ashift = false>
+template <tcgen05_mma_kind PtxgenKind, int PtxgenCtaGroup, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) noexcept {
-    if constexpr (Kind == tcgen05_mma_kind::f16) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f16) {
         const auto r = ::ptxgen::InstrDescF16::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::tf32) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32) {
         const auto r = ::ptxgen::InstrDescTf32::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::f8f6f4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4) {
         const auto r = ::ptxgen::InstrDescF8f6f4::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::i8) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::i8) {
         const auto r = ::ptxgen::InstrDescI8::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u))) || ((d.m == 64u || d.m == 128u) && ((d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 32u && d.n <= 256u && (d.n - 32u) % 32u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 to 256 in steps of 32 [shape-i8-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::mxf8f6f4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4) {
         const auto r = ::ptxgen::InstrDescMxf8f6f4::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::mxf4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4) {
         const auto r = ::ptxgen::InstrDescMxf4::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
-        if (((ScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || ScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
     }
-    if constexpr (Kind == tcgen05_mma_kind::mxf4nvf4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4) {
         const auto r = ::ptxgen::InstrDescMxf4nvf4::decode_checked(word);
         if (!r.ok()) {
             return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((Ashift) && !((d.m == 128u || d.m == 256u))) {
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
             return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
         }
-        if ((Sp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
         }
-        if ((!Sp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
-        if (((ScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || ScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
         }
     }
     return nullptr;

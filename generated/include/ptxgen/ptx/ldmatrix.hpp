@@ -165,24 +165,52 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape,
     return 0;
 }
 
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct ldmatrix_d_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: ldmatrix.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct ldmatrix_d_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: ldmatrix.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (destination fragment registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct stmatrix_r_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: stmatrix.sync.aligned: operand r: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct stmatrix_r_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: stmatrix.sync.aligned: operand r: the array has PtxgenGiven elements where this form needs PtxgenNeeded (source fragment registers)");
+    static constexpr bool ok = true;
+};
+
 }  // namespace detail
 
 namespace detail {
 
 // The forms of ldmatrix, one specialization each.
-template <ldmatrix_shape Shape, ldmatrix_num Num, ldmatrix_type Type, bool Trans, ldmatrix_ss Ss>
+template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans, ldmatrix_ss PtxgenSs>
 struct ldmatrix_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x1.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
@@ -190,8 +218,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x1.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -199,8 +227,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -208,8 +236,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x1.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
@@ -217,8 +245,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -226,8 +254,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -235,8 +263,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x2.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -244,8 +272,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x2.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -253,8 +281,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -262,8 +290,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x2.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -271,8 +299,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -280,8 +308,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -289,8 +317,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x4.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -298,8 +326,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x4.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -307,8 +335,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -316,8 +344,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n8.x4.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -325,8 +353,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -334,8 +362,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -343,8 +371,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -352,8 +380,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -361,8 +389,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -370,8 +398,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -379,8 +407,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -388,8 +416,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -397,8 +425,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -406,8 +434,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -415,8 +443,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -424,8 +452,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -433,8 +461,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -442,8 +470,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -451,8 +479,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -460,8 +488,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -469,8 +497,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -478,8 +506,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -487,8 +515,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -496,8 +524,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -505,8 +533,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
@@ -514,8 +542,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
@@ -523,8 +551,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -532,8 +560,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -541,8 +569,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -550,8 +578,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
@@ -559,8 +587,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -568,8 +596,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
@@ -577,8 +605,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -586,8 +614,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -595,8 +623,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -604,8 +632,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
@@ -613,8 +641,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -622,8 +650,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
@@ -631,8 +659,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -640,8 +668,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -649,8 +677,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -658,8 +686,8 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
 template <>
 struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
@@ -671,48 +699,51 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
  * `ldmatrix.sync.aligned`: warp-collective load of matrices from shared memory (spec: spec/instructions/ldmatrix.yaml).
  *
  * Template parameters:
- *   Shape: shape (m8n8, m16n16, m8n16).
- *   Num: num (x1, x2, x4). number of matrices
- *   Trans: trans (true / false).
- *   Ss: ss (none, shared, shared::cta). state space of the address (generic when left out)
- *   Type: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
+ *   PtxgenShape: shape (m8n8, m16n16, m8n16).
+ *   PtxgenNum: num (x1, x2, x4). number of matrices
+ *   PtxgenTrans: trans (true / false).
+ *   PtxgenSs: ss (none, shared, shared::cta). state space of the address (generic when left out)
+ *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
  * Operands:
  *   d: destination fragment registers
  *   p: address of this thread's row: a generic 64-bit address without a state space, a 32-bit shared memory address with .shared{::cta}
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <ldmatrix_shape Shape, ldmatrix_num Num, ldmatrix_type Type, bool Trans = false, ldmatrix_ss Ss = ldmatrix_ss::none>
+template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans = false, ldmatrix_ss PtxgenSs = ldmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ldmatrix(
-    std::uint32_t (&d)[static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(Shape, Num, Trans, Ss, Type))],
-    detail::reg_t<detail::ldmatrix_type_p(Shape, Num, Trans, Ss, Type)> p
+    PtxgenElem0 (&d)[PtxgenLength0],
+    detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
-    static_assert((!((Shape == ldmatrix_shape::m8n8))) || (((Type == ldmatrix_type::b16))),
+    static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
-    static_assert((!((Shape == ldmatrix_shape::m16n16))) || ((Trans)),
+    static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || ((PtxgenTrans)),
                   "ptxgen: ldmatrix.sync.aligned: .m16n16 needs .trans");
-    static_assert((!((Shape == ldmatrix_shape::m16n16))) || (((Num != ldmatrix_num::x4))),
+    static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || (((PtxgenNum != ldmatrix_num::x4))),
                   "ptxgen: ldmatrix.sync.aligned: .m16n16 takes .x1 or .x2");
-    static_assert((!((Shape == ldmatrix_shape::m8n16))) || ((!Trans && (Type == ldmatrix_type::b8x16_b6x16_p32 || Type == ldmatrix_type::b8x16_b4x16_p64))),
+    static_assert((!((PtxgenShape == ldmatrix_shape::m8n16))) || ((!PtxgenTrans && (PtxgenType == ldmatrix_type::b8x16_b6x16_p32 || PtxgenType == ldmatrix_type::b8x16_b4x16_p64))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n16 takes no .trans and only the .b8x16.b6x16_p32 / .b8x16.b4x16_p64 formats");
-    detail::ldmatrix_forms0<Shape, Num, Type, Trans, Ss>::run(d, p);
+    static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
+    static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    detail::ldmatrix_forms0<PtxgenShape, PtxgenNum, PtxgenType, PtxgenTrans, PtxgenSs>::run(d, p);
 }
 
 namespace detail {
 
 // The forms of stmatrix, one specialization each.
-template <stmatrix_shape Shape, stmatrix_num Num, stmatrix_type Type, bool Trans, stmatrix_ss Ss>
+template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans, stmatrix_ss PtxgenSs>
 struct stmatrix_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x1.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
@@ -720,8 +751,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x1.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -729,8 +760,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x1.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -738,8 +769,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x1.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
@@ -747,8 +778,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x1.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -756,8 +787,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -765,8 +796,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x2.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -774,8 +805,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x2.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -783,8 +814,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x2.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -792,8 +823,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x2.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -801,8 +832,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x2.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -810,8 +841,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -819,8 +850,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x4.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -828,8 +859,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x4.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -837,8 +868,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x4.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -846,8 +877,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m8n8.x4.trans.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -855,8 +886,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -864,8 +895,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -873,8 +904,8 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m16n8.x1.trans.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.b8 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
@@ -882,8 +913,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m16n8.x1.trans.shared.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -891,8 +922,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
@@ -900,8 +931,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m16n8.x2.trans.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.b8 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -909,8 +940,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m16n8.x2.trans.shared.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -918,8 +949,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
@@ -927,8 +958,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::none> {
     // stmatrix.sync.aligned.m16n8.x4.trans.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.b8 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -936,8 +967,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::shared> {
     // stmatrix.sync.aligned.m16n8.x4.trans.shared.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -945,8 +976,8 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
 template <>
 struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
     // stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8
-    template <class T0, class T1>
-    PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
+    template <class PtxgenT0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
@@ -958,27 +989,50 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
  * `stmatrix.sync.aligned`: warp-collective store of matrices to shared memory (spec: spec/instructions/ldmatrix.yaml).
  *
  * Template parameters:
- *   Shape: shape (m8n8, m16n8).
- *   Num: num (x1, x2, x4).
- *   Trans: trans (true / false).
- *   Ss: ss (none, shared, shared::cta).
- *   Type: type (b16, b8).
+ *   PtxgenShape: shape (m8n8, m16n8).
+ *   PtxgenNum: num (x1, x2, x4).
+ *   PtxgenTrans: trans (true / false).
+ *   PtxgenSs: ss (none, shared, shared::cta).
+ *   PtxgenType: type (b16, b8).
  * Operands:
  *   p: address of this thread's row (generic 64-bit, or 32-bit shared with .shared{::cta})
  *   r: source fragment registers
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <stmatrix_shape Shape, stmatrix_num Num, stmatrix_type Type, bool Trans = false, stmatrix_ss Ss = stmatrix_ss::none>
+template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans = false, stmatrix_ss PtxgenSs = stmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void stmatrix(
-    detail::reg_t<detail::stmatrix_type_p(Shape, Num, Trans, Ss, Type)> p,
-    const std::uint32_t (&r)[static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(Shape, Num, Trans, Ss, Type))]
+    detail::reg_t<detail::stmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p,
+    const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
-    static_assert((!((Shape == stmatrix_shape::m8n8))) || (((Type == stmatrix_type::b16))),
+    static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
-    static_assert((!((Shape == stmatrix_shape::m16n8))) || ((Trans && (Type == stmatrix_type::b8))),
+    static_assert((!((PtxgenShape == stmatrix_shape::m16n8))) || ((PtxgenTrans && (PtxgenType == stmatrix_type::b8))),
                   "ptxgen: stmatrix.sync.aligned: .m16n8 needs .trans and .b8");
-    detail::stmatrix_forms0<Shape, Num, Type, Trans, Ss>::run(p, r);
+    static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
+    static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
+    detail::stmatrix_forms0<PtxgenShape, PtxgenNum, PtxgenType, PtxgenTrans, PtxgenSs>::run(p, r);
 }
+
+/**
+ * The array operands of ldmatrix for these qualifiers, as array types: declare
+ * them as `typename ldmatrix_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans = false, ldmatrix_ss PtxgenSs = ldmatrix_ss::none>
+struct ldmatrix_operands {
+    using d = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType))];
+};
+
+/**
+ * The array operands of stmatrix for these qualifiers, as array types: declare
+ * them as `typename stmatrix_operands<...>::r r;`
+ * (std::extent gives the register count).
+ */
+template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans = false, stmatrix_ss PtxgenSs = stmatrix_ss::none>
+struct stmatrix_operands {
+    using r = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType))];
+};
 
 }  // namespace ptxgen::ptx
 

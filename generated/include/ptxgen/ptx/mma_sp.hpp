@@ -777,413 +777,525 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_thread_id([[mayb
     return false;
 }
 
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_d_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with dtype = f16, float with dtype = f32, std::int32_t with dtype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_d_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of D (f16 accumulators are packed in pairs into .b32))");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_a_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp.sync.aligned: operand a: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_a_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp.sync.aligned: operand a: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of the sparse A (the non-zero half of its elements))");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_b_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp.sync.aligned: operand b: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_b_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp.sync.aligned: operand b: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of B)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_c_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp.sync.aligned: operand c: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with ctype = f16, float with ctype = f32, std::int32_t with ctype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_c_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_ordered_metadata_d_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with dtype = f16, float with dtype = f32, std::int32_t with dtype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_ordered_metadata_d_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of D (f16 accumulators are packed in pairs into .b32))");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_ordered_metadata_a_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand a: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_ordered_metadata_a_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand a: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of the sparse A (the non-zero half of its elements))");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_ordered_metadata_b_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand b: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_ordered_metadata_b_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand b: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of B)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sp_ordered_metadata_c_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand c: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with ctype = f16, float with ctype = f32, std::int32_t with ctype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sp_ordered_metadata_c_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
+    static constexpr bool ok = true;
+};
+
 }  // namespace detail
 
 namespace detail {
 
 // The forms of mma_sp, one specialization each.
-template <mma_sp_shape Shape, mma_sp_dtype Dtype, mma_sp_atype Atype, mma_sp_btype Btype, mma_sp_ctype Ctype, bool Satfinite>
+template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite>
 struct mma_sp_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: mma.sp.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: mma.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f16, mma_sp_atype::f16, mma_sp_btype::f16, mma_sp_ctype::f16, false> {
     // mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::f16, mma_sp_btype::f16, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f16, mma_sp_atype::f16, mma_sp_btype::f16, mma_sp_ctype::f16, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::f16, mma_sp_btype::f16, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::bf16, mma_sp_btype::bf16, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::bf16, mma_sp_btype::bf16, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k8, mma_sp_dtype::f32, mma_sp_atype::tf32, mma_sp_btype::tf32, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::tf32, mma_sp_btype::tf32, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::u8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::s8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::u8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::s8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::u8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::s8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::u8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::s8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::u8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::s8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::u8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::s8, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::u8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8, mma_sp_btype::s8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::u8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8, mma_sp_btype::s8, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::u4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::s4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::u4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::s4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::u4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::s4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::u4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::s4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::u4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::s4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::u4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::s4, mma_sp_ctype::s32, false> {
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::u4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u4, mma_sp_btype::s4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::u4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s4, mma_sp_btype::s4, mma_sp_ctype::s32, true> {
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4m3, mma_sp_btype::e4m3, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4m3, mma_sp_btype::e5m2, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5m2, mma_sp_btype::e4m3, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5m2, mma_sp_btype::e5m2, mma_sp_ctype::f32, false> {
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 
@@ -1194,12 +1306,12 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
  *
  * Fixed by this wrapper: alayout = row, blayout = col.
  * Template parameters:
- *   Shape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   Satfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   Dtype: dtype (f16, f32, s32).
- *   Atype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
- *   Btype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
- *   Ctype: ctype (f16, f32, s32).
+ *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
+ *   PtxgenDtype: dtype (f16, f32, s32).
+ *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
+ *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
+ *   PtxgenCtype: ctype (f16, f32, s32).
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of the sparse A (the non-zero half of its elements)
@@ -1207,919 +1319,931 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
  *   c: fragment of C
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_shape Shape, mma_sp_dtype Dtype, mma_sp_atype Atype, mma_sp_btype Btype, mma_sp_ctype Ctype, bool Satfinite = false, int SpSel>
+template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp(
-    detail::reg_t<detail::mma_sp_type_d(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype)> (&d)[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_d(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype))],
-    const std::uint32_t (&a)[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_a(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype))],
-    const std::uint32_t (&b)[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_b(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype))],
-    const detail::reg_t<detail::mma_sp_type_c(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype)> (&c)[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype))],
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a)[PtxgenLength1],
+    const PtxgenElem2 (&b)[PtxgenLength2],
+    const PtxgenElem3 (&c)[PtxgenLength3],
     std::uint32_t sp_meta,
-    imm_t<SpSel> sp_sel
+    imm_t<PtxgenSpSel> sp_sel
 ) {
-    static_assert(((((Dtype == mma_sp_dtype::f16) && (Ctype == mma_sp_ctype::f16)) || ((Dtype == mma_sp_dtype::f32) && (Ctype == mma_sp_ctype::f32)) || ((Dtype == mma_sp_dtype::s32) && (Ctype == mma_sp_ctype::s32)))),
+    static_assert(((((PtxgenDtype == mma_sp_dtype::f16) && (PtxgenCtype == mma_sp_ctype::f16)) || ((PtxgenDtype == mma_sp_dtype::f32) && (PtxgenCtype == mma_sp_ctype::f32)) || ((PtxgenDtype == mma_sp_dtype::s32) && (PtxgenCtype == mma_sp_ctype::s32)))),
                   "ptxgen: mma.sp.sync.aligned: .dtype must equal .ctype for the sparse forms");
-    static_assert((!(Satfinite)) || (((Atype == mma_sp_atype::u8 || Atype == mma_sp_atype::s8 || Atype == mma_sp_atype::u4 || Atype == mma_sp_atype::s4))),
+    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sp_atype::u8 || PtxgenAtype == mma_sp_atype::s8 || PtxgenAtype == mma_sp_atype::u4 || PtxgenAtype == mma_sp_atype::s4))),
                   "ptxgen: mma.sp.sync.aligned: .satfinite is only for the .u8 / .s8 / .u4 / .s4 forms");
-    static_assert((!((Atype == mma_sp_atype::e4m3 || Atype == mma_sp_atype::e5m2))) || (((Dtype == mma_sp_dtype::f32))),
+    static_assert((!((PtxgenAtype == mma_sp_atype::e4m3 || PtxgenAtype == mma_sp_atype::e5m2))) || (((PtxgenDtype == mma_sp_dtype::f32))),
                   "ptxgen: mma.sp.sync.aligned: mma.sp takes .e4m3 / .e5m2 with .f32 accumulators only (.f16 needs mma.sp::ordered_metadata)");
-    static_assert(detail::mma_sp_ok_sp_sel(Shape, mma_sp_alayout::row, mma_sp_blayout::col, Satfinite, Dtype, Atype, Btype, Ctype, SpSel),
+    static_assert(detail::mma_sp_ok_sp_sel(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, PtxgenSpSel),
                   "ptxgen: mma.sp.sync.aligned: immediate sp_sel is out of range for this form");
-    detail::mma_sp_forms0<Shape, Dtype, Atype, Btype, Ctype, Satfinite>::run(d, a, b, c, sp_meta, sp_sel);
+    static_assert(detail::mma_sp_d_element_type<detail::reg_or_t<detail::mma_sp_type_d(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_d(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
+    static_assert(detail::mma_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    static_assert(detail::mma_sp_a_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_a(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
+    static_assert(detail::mma_sp_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
+    static_assert(detail::mma_sp_b_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_b(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
+    static_assert(detail::mma_sp_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
+    static_assert(detail::mma_sp_c_element_type<detail::reg_or_t<detail::mma_sp_type_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
+    static_assert(detail::mma_sp_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
+    detail::mma_sp_forms0<PtxgenShape, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, PtxgenSatfinite>::run(d, a, b, c, sp_meta, sp_sel);
 }
 
 namespace detail {
 
 // The forms of mma_sp_ordered_metadata, one specialization each.
-template <mma_sp_ordered_metadata_shape Shape, mma_sp_ordered_metadata_dtype Dtype, mma_sp_ordered_metadata_atype Atype, mma_sp_ordered_metadata_btype Btype, mma_sp_ordered_metadata_ctype Ctype, bool Satfinite, mma_sp_ordered_metadata_kind Kind>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite, mma_sp_ordered_metadata_kind PtxgenKind>
 struct mma_sp_ordered_metadata_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::f16, mma_sp_ordered_metadata_btype::f16, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::f16, mma_sp_ordered_metadata_btype::f16, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::f16, mma_sp_ordered_metadata_btype::f16, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::f16, mma_sp_ordered_metadata_btype::f16, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::bf16, mma_sp_ordered_metadata_btype::bf16, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::bf16, mma_sp_ordered_metadata_btype::bf16, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k8, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::tf32, mma_sp_ordered_metadata_btype::tf32, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::tf32, mma_sp_ordered_metadata_btype::tf32, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::u8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s8, mma_sp_ordered_metadata_btype::s8, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::u4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::u4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_dtype::s32, mma_sp_ordered_metadata_atype::s4, mma_sp_ordered_metadata_btype::s4, mma_sp_ordered_metadata_ctype::s32, true, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::none> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f16, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f16, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_dtype::f32, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_ctype::f32, false, mma_sp_ordered_metadata_kind::f8f6f4> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
-    template <class T0, class T1, class T2, class T3, class T4, class T5>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
 
@@ -2130,13 +2254,13 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
  *
  * Fixed by this wrapper: alayout = row, blayout = col, block_scale = false, scale_vec_size = none, stype = none.
  * Template parameters:
- *   Shape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   Satfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   Kind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   Dtype: dtype (f16, f32, s32).
- *   Atype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
- *   Btype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
- *   Ctype: ctype (f16, f32, s32).
+ *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenDtype: dtype (f16, f32, s32).
+ *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
+ *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
+ *   PtxgenCtype: ctype (f16, f32, s32).
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of the sparse A (the non-zero half of its elements)
@@ -2144,529 +2268,541 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
  *   c: fragment of C
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_ordered_metadata_shape Shape, mma_sp_ordered_metadata_dtype Dtype, mma_sp_ordered_metadata_atype Atype, mma_sp_ordered_metadata_btype Btype, mma_sp_ordered_metadata_ctype Ctype, bool Satfinite = false, mma_sp_ordered_metadata_kind Kind = mma_sp_ordered_metadata_kind::none, int SpSel>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
-    detail::reg_t<detail::mma_sp_ordered_metadata_type_d(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none)> (&d)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none))],
-    const std::uint32_t (&a)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none))],
-    const std::uint32_t (&b)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none))],
-    const detail::reg_t<detail::mma_sp_ordered_metadata_type_c(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none)> (&c)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none))],
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a)[PtxgenLength1],
+    const PtxgenElem2 (&b)[PtxgenLength2],
+    const PtxgenElem3 (&c)[PtxgenLength3],
     std::uint32_t sp_meta,
-    imm_t<SpSel> sp_sel
+    imm_t<PtxgenSpSel> sp_sel
 ) {
-    static_assert(((((Dtype == mma_sp_ordered_metadata_dtype::f16) && (Ctype == mma_sp_ordered_metadata_ctype::f16)) || ((Dtype == mma_sp_ordered_metadata_dtype::f32) && (Ctype == mma_sp_ordered_metadata_ctype::f32)) || ((Dtype == mma_sp_ordered_metadata_dtype::s32) && (Ctype == mma_sp_ordered_metadata_ctype::s32)))),
+    static_assert(((((PtxgenDtype == mma_sp_ordered_metadata_dtype::f16) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f16)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::f32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f32)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::s32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::s32)))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .dtype must equal .ctype for the sparse forms");
-    static_assert((!(Satfinite)) || (((Atype == mma_sp_ordered_metadata_atype::u8 || Atype == mma_sp_ordered_metadata_atype::s8 || Atype == mma_sp_ordered_metadata_atype::u4 || Atype == mma_sp_ordered_metadata_atype::s4))),
+    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sp_ordered_metadata_atype::u8 || PtxgenAtype == mma_sp_ordered_metadata_atype::s8 || PtxgenAtype == mma_sp_ordered_metadata_atype::u4 || PtxgenAtype == mma_sp_ordered_metadata_atype::s4))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .satfinite is only for the .u8 / .s8 / .u4 / .s4 forms");
-    static_assert((!((Kind != mma_sp_ordered_metadata_kind::none && Kind != mma_sp_ordered_metadata_kind::f8f6f4))),
+    static_assert((!((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((Kind == mma_sp_ordered_metadata_kind::mxf4nvf4))),
+    static_assert((!((PtxgenKind == mma_sp_ordered_metadata_kind::mxf4nvf4))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((Atype == mma_sp_ordered_metadata_atype::e3m2 || Atype == mma_sp_ordered_metadata_atype::e2m3 || Atype == mma_sp_ordered_metadata_atype::e2m1))) || (((Kind != mma_sp_ordered_metadata_kind::none))),
+    static_assert((!((PtxgenAtype == mma_sp_ordered_metadata_atype::e3m2 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m3 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((Btype == mma_sp_ordered_metadata_btype::e3m2 || Btype == mma_sp_ordered_metadata_btype::e2m3 || Btype == mma_sp_ordered_metadata_btype::e2m1))) || (((Kind != mma_sp_ordered_metadata_kind::none))),
+    static_assert((!((PtxgenBtype == mma_sp_ordered_metadata_btype::e3m2 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m3 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert(detail::mma_sp_ordered_metadata_ok_sp_sel(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, Satfinite, Kind, false, mma_sp_ordered_metadata_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sp_ordered_metadata_stype::none, SpSel),
+    static_assert(detail::mma_sp_ordered_metadata_ok_sp_sel(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none, PtxgenSpSel),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate sp_sel is out of range for this form");
-    detail::mma_sp_ordered_metadata_forms0<Shape, Dtype, Atype, Btype, Ctype, Satfinite, Kind>::run(d, a, b, c, sp_meta, sp_sel);
+    static_assert(detail::mma_sp_ordered_metadata_d_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
+    static_assert(detail::mma_sp_ordered_metadata_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_a_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
+    static_assert(detail::mma_sp_ordered_metadata_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_b_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
+    static_assert(detail::mma_sp_ordered_metadata_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
+    static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
+    detail::mma_sp_ordered_metadata_forms0<PtxgenShape, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, PtxgenSatfinite, PtxgenKind>::run(d, a, b, c, sp_meta, sp_sel);
 }
 
 namespace detail {
 
 // The forms of mma_sp_ordered_metadata_block_scale, one specialization each.
-template <mma_sp_ordered_metadata_shape Shape, mma_sp_ordered_metadata_atype Atype, mma_sp_ordered_metadata_btype Btype, mma_sp_ordered_metadata_kind Kind, mma_sp_ordered_metadata_scale_vec_size ScaleVecSize, mma_sp_ordered_metadata_stype Stype>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize, mma_sp_ordered_metadata_stype PtxgenStype>
 struct mma_sp_ordered_metadata_block_scale_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e4m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e5m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e3m2, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m3, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e4m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e5m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e3m2, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m3, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k64, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf8f6f4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf4, mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf4nvf4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X, mma_sp_ordered_metadata_stype::ue8m0> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 template <>
 struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape::m16n8k128, mma_sp_ordered_metadata_atype::e2m1, mma_sp_ordered_metadata_btype::e2m1, mma_sp_ordered_metadata_kind::mxf4nvf4, mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X, mma_sp_ordered_metadata_stype::ue4m3> {
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
         PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
+                         asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
 
@@ -2677,12 +2813,12 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
  *
  * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32.
  * Template parameters:
- *   Shape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   Kind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   ScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
- *   Atype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
- *   Btype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
- *   Stype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
+ *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
+ *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
+ *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
+ *   PtxgenStype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of the sparse A (the non-zero half of its elements)
@@ -2694,43 +2830,94 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
  *   selector_a: {byte-id, thread-id} selecting the scale factors of A
  *   scale_b: scale factors of B
  *   selector_b: {byte-id, thread-id} selecting the scale factors of B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_ordered_metadata_shape Shape, mma_sp_ordered_metadata_atype Atype, mma_sp_ordered_metadata_btype Btype, mma_sp_ordered_metadata_kind Kind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size ScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype Stype = mma_sp_ordered_metadata_stype::none, int SpSel, int SelectorAByteId, int SelectorAThreadId, int SelectorBByteId, int SelectorBThreadId>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype PtxgenStype = mma_sp_ordered_metadata_stype::none, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
-    detail::reg_t<detail::mma_sp_ordered_metadata_type_d(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype)> (&d)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype))],
-    const std::uint32_t (&a)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype))],
-    const std::uint32_t (&b)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype))],
-    const detail::reg_t<detail::mma_sp_ordered_metadata_type_c(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype)> (&c)[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype))],
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a)[PtxgenLength1],
+    const PtxgenElem2 (&b)[PtxgenLength2],
+    const PtxgenElem3 (&c)[PtxgenLength3],
     std::uint32_t sp_meta,
-    imm_t<SpSel> sp_sel,
+    imm_t<PtxgenSpSel> sp_sel,
     std::uint32_t scale_a,
-    imms_t<SelectorAByteId, SelectorAThreadId> selector_a,
+    imms_t<PtxgenSelectorAByteId, PtxgenSelectorAThreadId> selector_a,
     std::uint32_t scale_b,
-    imms_t<SelectorBByteId, SelectorBThreadId> selector_b
+    imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
-    static_assert((((Kind != mma_sp_ordered_metadata_kind::none && Kind != mma_sp_ordered_metadata_kind::f8f6f4) && (Stype != mma_sp_ordered_metadata_stype::none))),
+    static_assert((((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4) && (PtxgenStype != mma_sp_ordered_metadata_stype::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
-    static_assert((!((Kind == mma_sp_ordered_metadata_kind::mxf4nvf4))) || (((ScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X || ScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))),
+    static_assert((!((PtxgenKind == mma_sp_ordered_metadata_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((ScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))) || (((Stype == mma_sp_ordered_metadata_stype::ue4m3))),
+    static_assert((!((PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))) || (((PtxgenStype == mma_sp_ordered_metadata_stype::ue4m3))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .scale_vec::4X takes .ue4m3 scale factors");
-    static_assert((!((Atype == mma_sp_ordered_metadata_atype::e3m2 || Atype == mma_sp_ordered_metadata_atype::e2m3 || Atype == mma_sp_ordered_metadata_atype::e2m1))) || (((Kind != mma_sp_ordered_metadata_kind::none))),
+    static_assert((!((PtxgenAtype == mma_sp_ordered_metadata_atype::e3m2 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m3 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((Btype == mma_sp_ordered_metadata_btype::e3m2 || Btype == mma_sp_ordered_metadata_btype::e2m3 || Btype == mma_sp_ordered_metadata_btype::e2m1))) || (((Kind != mma_sp_ordered_metadata_kind::none))),
+    static_assert((!((PtxgenBtype == mma_sp_ordered_metadata_btype::e3m2 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m3 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert(detail::mma_sp_ordered_metadata_ok_sp_sel(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype, SpSel),
+    static_assert(detail::mma_sp_ordered_metadata_ok_sp_sel(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype, PtxgenSpSel),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate sp_sel is out of range for this form");
-    static_assert(detail::mma_sp_ordered_metadata_ok_selector_a_byte_id(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype, SelectorAByteId),
+    static_assert(detail::mma_sp_ordered_metadata_ok_selector_a_byte_id(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype, PtxgenSelectorAByteId),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate selector_a.byte_id is out of range for this form");
-    static_assert(detail::mma_sp_ordered_metadata_ok_selector_a_thread_id(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype, SelectorAThreadId),
+    static_assert(detail::mma_sp_ordered_metadata_ok_selector_a_thread_id(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype, PtxgenSelectorAThreadId),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate selector_a.thread_id is out of range for this form");
-    static_assert(detail::mma_sp_ordered_metadata_ok_selector_b_byte_id(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype, SelectorBByteId),
+    static_assert(detail::mma_sp_ordered_metadata_ok_selector_b_byte_id(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype, PtxgenSelectorBByteId),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate selector_b.byte_id is out of range for this form");
-    static_assert(detail::mma_sp_ordered_metadata_ok_selector_b_thread_id(Shape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, Kind, true, ScaleVecSize, mma_sp_ordered_metadata_dtype::f32, Atype, Btype, mma_sp_ordered_metadata_ctype::f32, Stype, SelectorBThreadId),
+    static_assert(detail::mma_sp_ordered_metadata_ok_selector_b_thread_id(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype, PtxgenSelectorBThreadId),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: immediate selector_b.thread_id is out of range for this form");
-    detail::mma_sp_ordered_metadata_block_scale_forms0<Shape, Atype, Btype, Kind, ScaleVecSize, Stype>::run(d, a, b, c, sp_meta, sp_sel, scale_a, selector_a, scale_b, selector_b);
+    static_assert(detail::mma_sp_ordered_metadata_d_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
+    static_assert(detail::mma_sp_ordered_metadata_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_a_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
+    static_assert(detail::mma_sp_ordered_metadata_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_b_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
+    static_assert(detail::mma_sp_ordered_metadata_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
+    static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
+    static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
+    detail::mma_sp_ordered_metadata_block_scale_forms0<PtxgenShape, PtxgenAtype, PtxgenBtype, PtxgenKind, PtxgenScaleVecSize, PtxgenStype>::run(d, a, b, c, sp_meta, sp_sel, scale_a, selector_a, scale_b, selector_b);
 }
+
+/**
+ * The array operands of mma_sp for these qualifiers, as array types: declare
+ * them as `typename mma_sp_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite = false>
+struct mma_sp_operands {
+    using d = detail::reg_t<detail::mma_sp_type_d(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_d(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype))];
+    using a = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_a(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype))];
+    using b = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_b(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype))];
+    using c = detail::reg_t<detail::mma_sp_type_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype))];
+};
+
+/**
+ * The array operands of mma_sp_ordered_metadata for these qualifiers, as array types: declare
+ * them as `typename mma_sp_ordered_metadata_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none>
+struct mma_sp_ordered_metadata_operands {
+    using d = detail::reg_t<detail::mma_sp_ordered_metadata_type_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none))];
+    using a = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none))];
+    using b = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none))];
+    using c = detail::reg_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none))];
+};
+
+/**
+ * The array operands of mma_sp_ordered_metadata_block_scale for these qualifiers, as array types: declare
+ * them as `typename mma_sp_ordered_metadata_block_scale_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype PtxgenStype = mma_sp_ordered_metadata_stype::none>
+struct mma_sp_ordered_metadata_block_scale_operands {
+    using d = detail::reg_t<detail::mma_sp_ordered_metadata_type_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_d(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype))];
+    using a = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_a(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype))];
+    using b = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_b(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype))];
+    using c = detail::reg_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype)>[static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype))];
+};
 
 }  // namespace ptxgen::ptx
 

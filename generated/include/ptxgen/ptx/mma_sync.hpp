@@ -649,24 +649,80 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id([[maybe_unused]] mma_
     return false;
 }
 
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sync_d_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with dtype = f16, float with dtype = f32, double with dtype = f64, std::int32_t with dtype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sync_d_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of D (f16 accumulators are packed in pairs into .b32))");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sync_a_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sync.aligned: operand a: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): double with atype = f64, std::uint32_t otherwise");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sync_a_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sync.aligned: operand a: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of A)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sync_b_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sync.aligned: operand b: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): double with btype = f64, std::uint32_t otherwise");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sync_b_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sync.aligned: operand b: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of B)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct mma_sync_c_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: mma.sync.aligned: operand c: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with ctype = f16, float with ctype = f32, double with ctype = f64, std::int32_t with ctype = s32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct mma_sync_c_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: mma.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
+    static constexpr bool ok = true;
+};
+
 }  // namespace detail
 
 namespace detail {
 
 // The forms of mma_sync, one specialization each.
-template <mma_sync_shape Shape, mma_sync_alayout Alayout, mma_sync_blayout Blayout, mma_sync_dtype Dtype, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_ctype Ctype, bool Satfinite, mma_sync_kind Kind, mma_sync_bitop Bitop>
+template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite, mma_sync_kind PtxgenKind, mma_sync_bitop PtxgenBitop>
 struct mma_sync_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::row, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -674,8 +730,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::row, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -683,8 +739,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::row, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
@@ -692,8 +748,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -701,8 +757,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -710,8 +766,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
@@ -719,8 +775,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::row, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -728,8 +784,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::row, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -737,8 +793,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::row, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
@@ -746,8 +802,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -755,8 +811,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -764,8 +820,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
@@ -773,8 +829,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -782,8 +838,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -791,8 +847,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -800,8 +856,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::f16, mma_sync_btype::f16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -809,8 +865,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::bf16, mma_sync_btype::bf16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -818,8 +874,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::bf16, mma_sync_btype::bf16, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -827,8 +883,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::tf32, mma_sync_btype::tf32, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -836,8 +892,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::tf32, mma_sync_btype::tf32, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -845,8 +901,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -854,8 +910,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -863,8 +919,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -872,8 +928,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -881,8 +937,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -890,8 +946,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -899,8 +955,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -908,8 +964,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -917,8 +973,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -926,8 +982,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -935,8 +991,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -944,8 +1000,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -953,8 +1009,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -962,8 +1018,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -971,8 +1027,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -980,8 +1036,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -989,8 +1045,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -998,8 +1054,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1007,8 +1063,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e3m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1016,8 +1072,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e2m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1025,8 +1081,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e4m3, mma_sync_btype::e2m1, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1034,8 +1090,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1043,8 +1099,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1052,8 +1108,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e3m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1061,8 +1117,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e2m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1070,8 +1126,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e5m2, mma_sync_btype::e2m1, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1079,8 +1135,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e3m2, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1088,8 +1144,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e3m2, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1097,8 +1153,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e3m2, mma_sync_btype::e3m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1106,8 +1162,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e3m2, mma_sync_btype::e2m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1115,8 +1171,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e3m2, mma_sync_btype::e2m1, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1124,8 +1180,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m3, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1133,8 +1189,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m3, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1142,8 +1198,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m3, mma_sync_btype::e3m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1151,8 +1207,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m3, mma_sync_btype::e2m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1160,8 +1216,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m3, mma_sync_btype::e2m1, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1169,8 +1225,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m1, mma_sync_btype::e4m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1178,8 +1234,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m1, mma_sync_btype::e5m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1187,8 +1243,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m1, mma_sync_btype::e3m2, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1196,8 +1252,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m1, mma_sync_btype::e2m3, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1205,8 +1261,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f16, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_ctype::f16, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
@@ -1214,8 +1270,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1223,8 +1279,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1232,8 +1288,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e3m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1241,8 +1297,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e2m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1250,8 +1306,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e4m3, mma_sync_btype::e2m1, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1259,8 +1315,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1268,8 +1324,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1277,8 +1333,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e3m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1286,8 +1342,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e2m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1295,8 +1351,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e5m2, mma_sync_btype::e2m1, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1304,8 +1360,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e3m2, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1313,8 +1369,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e3m2, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1322,8 +1378,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e3m2, mma_sync_btype::e3m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1331,8 +1387,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e3m2, mma_sync_btype::e2m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1340,8 +1396,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e3m2, mma_sync_btype::e2m1, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1349,8 +1405,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m3, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1358,8 +1414,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m3, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1367,8 +1423,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m3, mma_sync_btype::e3m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1376,8 +1432,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m3, mma_sync_btype::e2m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1385,8 +1441,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m3, mma_sync_btype::e2m1, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1394,8 +1450,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m1, mma_sync_btype::e4m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1403,8 +1459,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m1, mma_sync_btype::e5m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1412,8 +1468,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m1, mma_sync_btype::e3m2, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1421,8 +1477,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m1, mma_sync_btype::e2m3, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1430,8 +1486,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f32, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_ctype::f32, false, mma_sync_kind::f8f6f4, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
@@ -1439,8 +1495,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f64, mma_sync_atype::f64, mma_sync_btype::f64, mma_sync_ctype::f64, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=d"(d[0]), "=d"(d[1]) : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1])));
     }
@@ -1448,8 +1504,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f64, mma_sync_atype::f64, mma_sync_btype::f64, mma_sync_ctype::f64, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
@@ -1457,8 +1513,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f64, mma_sync_atype::f64, mma_sync_btype::f64, mma_sync_ctype::f64, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
@@ -1466,8 +1522,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::f64, mma_sync_atype::f64, mma_sync_btype::f64, mma_sync_ctype::f64, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_8 ", {%12, %13, %14, %15}, {%16, %17, %18, %19};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : PTXGEN_PTX_OPS8("d", a), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
@@ -1475,8 +1531,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1484,8 +1540,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1493,8 +1549,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1502,8 +1558,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1511,8 +1567,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1520,8 +1576,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1529,8 +1585,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1538,8 +1594,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1547,8 +1603,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1556,8 +1612,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1565,8 +1621,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1574,8 +1630,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1583,8 +1639,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1592,8 +1648,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1601,8 +1657,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1610,8 +1666,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1619,8 +1675,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1628,8 +1684,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1637,8 +1693,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1646,8 +1702,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1655,8 +1711,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1664,8 +1720,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1673,8 +1729,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::u8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1682,8 +1738,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s8, mma_sync_btype::s8, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1691,8 +1747,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1700,8 +1756,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1709,8 +1765,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1718,8 +1774,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1727,8 +1783,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1736,8 +1792,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1745,8 +1801,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1754,8 +1810,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1763,8 +1819,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1772,8 +1828,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1781,8 +1837,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1790,8 +1846,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1799,8 +1855,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1808,8 +1864,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1817,8 +1873,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1826,8 +1882,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1835,8 +1891,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1844,8 +1900,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1853,8 +1909,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1862,8 +1918,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1871,8 +1927,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1880,8 +1936,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::u4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1889,8 +1945,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::u4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1898,8 +1954,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::s4, mma_sync_btype::s4, mma_sync_ctype::s32, true, mma_sync_kind::none, mma_sync_bitop::none> {
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1907,8 +1963,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_xor> {
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1916,8 +1972,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_and> {
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
@@ -1925,8 +1981,8 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_xor> {
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1934,8 +1990,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_and> {
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1943,8 +1999,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_xor> {
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1952,8 +2008,8 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
 template <>
 struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_sync_blayout::col, mma_sync_dtype::s32, mma_sync_atype::b1, mma_sync_btype::b1, mma_sync_ctype::s32, false, mma_sync_kind::none, mma_sync_bitop::bitop_and> {
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc
-    template <class T0, class T1, class T2, class T3>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
         PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
@@ -1966,552 +2022,564 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
  *
  * Fixed by this wrapper: block_scale = false, scale_vec_size = none, stype = none.
  * Template parameters:
- *   Shape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
- *   Alayout: alayout (row, col).
- *   Blayout: blayout (row, col).
- *   Satfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   Kind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   Dtype: dtype (f16, f32, f64, s32).
- *   Atype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   Btype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   Ctype: ctype (f16, f32, f64, s32).
- *   Bitop: bitop (none, xor, and). the single-bit operation (.b1 only), followed by .popc
+ *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
+ *   PtxgenAlayout: alayout (row, col).
+ *   PtxgenBlayout: blayout (row, col).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenDtype: dtype (f16, f32, f64, s32).
+ *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
+ *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
+ *   PtxgenCtype: ctype (f16, f32, f64, s32).
+ *   PtxgenBitop: bitop (none, xor, and). the single-bit operation (.b1 only), followed by .popc
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of A
  *   b: fragment of B
  *   c: fragment of C
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sync_shape Shape, mma_sync_alayout Alayout, mma_sync_blayout Blayout, mma_sync_dtype Dtype, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_ctype Ctype, bool Satfinite = false, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_bitop Bitop = mma_sync_bitop::none>
+template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sync(
-    detail::reg_t<detail::mma_sync_type_d(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop)> (&d)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop))],
-    const detail::reg_t<detail::mma_sync_type_a(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop)> (&a)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop))],
-    const detail::reg_t<detail::mma_sync_type_b(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop)> (&b)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop))],
-    const detail::reg_t<detail::mma_sync_type_c(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop)> (&c)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(Shape, Alayout, Blayout, Satfinite, Kind, false, mma_sync_scale_vec_size::none, Dtype, Atype, Btype, Ctype, mma_sync_stype::none, Bitop))]
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a)[PtxgenLength1],
+    const PtxgenElem2 (&b)[PtxgenLength2],
+    const PtxgenElem3 (&c)[PtxgenLength3]
 ) {
-    static_assert((!((Shape != mma_sync_shape::m8n8k4))) || (((Alayout == mma_sync_alayout::row) && (Blayout == mma_sync_blayout::col))),
+    static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
                   "ptxgen: mma.sync.aligned: only .m8n8k4 takes layouts other than .row.col");
-    static_assert((!((Shape == mma_sync_shape::m8n8k4) && (Atype == mma_sync_atype::f64))) || (((Alayout == mma_sync_alayout::row) && (Blayout == mma_sync_blayout::col))),
+    static_assert((!((PtxgenShape == mma_sync_shape::m8n8k4) && (PtxgenAtype == mma_sync_atype::f64))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
                   "ptxgen: mma.sync.aligned: .m8n8k4 with .f64 only takes .row.col (arbitrary layouts are for .f16)");
-    static_assert((!((Shape != mma_sync_shape::m8n8k4))) || ((((Dtype == mma_sync_dtype::f16) && (Ctype == mma_sync_ctype::f16)) || ((Dtype == mma_sync_dtype::f32) && (Ctype == mma_sync_ctype::f32)) || ((Dtype == mma_sync_dtype::f64) && (Ctype == mma_sync_ctype::f64)) || ((Dtype == mma_sync_dtype::s32) && (Ctype == mma_sync_ctype::s32)))),
+    static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || ((((PtxgenDtype == mma_sync_dtype::f16) && (PtxgenCtype == mma_sync_ctype::f16)) || ((PtxgenDtype == mma_sync_dtype::f32) && (PtxgenCtype == mma_sync_ctype::f32)) || ((PtxgenDtype == mma_sync_dtype::f64) && (PtxgenCtype == mma_sync_ctype::f64)) || ((PtxgenDtype == mma_sync_dtype::s32) && (PtxgenCtype == mma_sync_ctype::s32)))),
                   "ptxgen: mma.sync.aligned: .dtype must equal .ctype for this shape");
-    static_assert((!((Shape == mma_sync_shape::m8n8k4) && (Dtype == mma_sync_dtype::f16))) || (((Ctype == mma_sync_ctype::f16))),
+    static_assert((!((PtxgenShape == mma_sync_shape::m8n8k4) && (PtxgenDtype == mma_sync_dtype::f16))) || (((PtxgenCtype == mma_sync_ctype::f16))),
                   "ptxgen: mma.sync.aligned: .m8n8k4 with an .f16 D needs an .f16 C");
-    static_assert((!((Shape == mma_sync_shape::m16n8k8))) || ((((Atype == mma_sync_atype::b1) && (Btype == mma_sync_btype::b1)) || ((Atype == mma_sync_atype::bf16) && (Btype == mma_sync_btype::bf16)) || ((Atype == mma_sync_atype::e2m1) && (Btype == mma_sync_btype::e2m1)) || ((Atype == mma_sync_atype::e2m3) && (Btype == mma_sync_btype::e2m3)) || ((Atype == mma_sync_atype::e3m2) && (Btype == mma_sync_btype::e3m2)) || ((Atype == mma_sync_atype::e4m3) && (Btype == mma_sync_btype::e4m3)) || ((Atype == mma_sync_atype::e5m2) && (Btype == mma_sync_btype::e5m2)) || ((Atype == mma_sync_atype::f16) && (Btype == mma_sync_btype::f16)) || ((Atype == mma_sync_atype::f64) && (Btype == mma_sync_btype::f64)) || ((Atype == mma_sync_atype::s4) && (Btype == mma_sync_btype::s4)) || ((Atype == mma_sync_atype::s8) && (Btype == mma_sync_btype::s8)) || ((Atype == mma_sync_atype::tf32) && (Btype == mma_sync_btype::tf32)) || ((Atype == mma_sync_atype::u4) && (Btype == mma_sync_btype::u4)) || ((Atype == mma_sync_atype::u8) && (Btype == mma_sync_btype::u8)))),
+    static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
                   "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
-    static_assert((!((Kind != mma_sync_kind::none && Kind != mma_sync_kind::f8f6f4))),
+    static_assert((!((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4))),
                   "ptxgen: mma.sync.aligned: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((Kind == mma_sync_kind::mxf4nvf4))),
+    static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))),
                   "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((Atype == mma_sync_atype::e3m2 || Atype == mma_sync_atype::e2m3 || Atype == mma_sync_atype::e2m1))) || (((Kind != mma_sync_kind::none))),
+    static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((Btype == mma_sync_btype::e3m2 || Btype == mma_sync_btype::e2m3 || Btype == mma_sync_btype::e2m1))) || (((Kind != mma_sync_kind::none))),
+    static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!(Satfinite)) || (((Atype == mma_sync_atype::u8 || Atype == mma_sync_atype::s8 || Atype == mma_sync_atype::u4 || Atype == mma_sync_atype::s4))),
+    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sync_atype::u8 || PtxgenAtype == mma_sync_atype::s8 || PtxgenAtype == mma_sync_atype::u4 || PtxgenAtype == mma_sync_atype::s4))),
                   "ptxgen: mma.sync.aligned: .satfinite is only for the .u8 / .s8 / .u4 / .s4 forms");
-    static_assert((!((Atype == mma_sync_atype::b1))) || (((Bitop != mma_sync_bitop::none))),
+    static_assert((!((PtxgenAtype == mma_sync_atype::b1))) || (((PtxgenBitop != mma_sync_bitop::none))),
                   "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
-    static_assert((!((Bitop != mma_sync_bitop::none))) || (((Atype == mma_sync_atype::b1))),
+    static_assert((!((PtxgenBitop != mma_sync_bitop::none))) || (((PtxgenAtype == mma_sync_atype::b1))),
                   "ptxgen: mma.sync.aligned: .xor.popc / .and.popc are only for .b1");
-    detail::mma_sync_forms0<Shape, Alayout, Blayout, Dtype, Atype, Btype, Ctype, Satfinite, Kind, Bitop>::run(d, a, b, c);
+    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
+    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
+    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
+    detail::mma_sync_forms0<PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, PtxgenSatfinite, PtxgenKind, PtxgenBitop>::run(d, a, b, c);
 }
 
 namespace detail {
 
 // The forms of mma_sync_block_scale, one specialization each.
-template <mma_sync_shape Shape, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_kind Kind, mma_sync_scale_vec_size ScaleVecSize, mma_sync_stype Stype>
+template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind, mma_sync_scale_vec_size PtxgenScaleVecSize, mma_sync_stype PtxgenStype>
 struct mma_sync_block_scale_forms0 {
-    template <class... T>
-    PTXGEN_PTX_DEVICE static void run(const T&...) {
-        static_assert(dependent_false<Shape>,
-                      "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (try `ptxgen support`)");
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenShape>,
+                      "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m3, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m2, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m2, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m3, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e4m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e5m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e3m2, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e2m3, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf8f6f4, mma_sync_scale_vec_size::scale_vec_1X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf4, mma_sync_scale_vec_size::none, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf4, mma_sync_scale_vec_size::scale_vec_2X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf4nvf4, mma_sync_scale_vec_size::scale_vec_2X, mma_sync_stype::ue8m0> {
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 template <>
 struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m1, mma_sync_btype::e2m1, mma_sync_kind::mxf4nvf4, mma_sync_scale_vec_size::scale_vec_4X, mma_sync_stype::ue4m3> {
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
-    template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
-    PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
         PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
+                         asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
 
@@ -2522,12 +2590,12 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
  *
  * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32, bitop = none.
  * Template parameters:
- *   Shape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
- *   Kind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   ScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
- *   Atype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   Btype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   Stype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
+ *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
+ *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
+ *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
+ *   PtxgenStype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of A
@@ -2537,43 +2605,81 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
  *   selector_a: {byte-id, thread-id} selecting the scale factors of A
  *   scale_b: scale factors of B
  *   selector_b: {byte-id, thread-id} selecting the scale factors of B
- * Fails to compile for an invalid combination (static_assert with the spec's rule) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sync_shape Shape, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_scale_vec_size ScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype Stype = mma_sync_stype::none, int SelectorAByteId, int SelectorAThreadId, int SelectorBByteId, int SelectorBThreadId>
+template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_scale_vec_size PtxgenScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype PtxgenStype = mma_sync_stype::none, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale(
-    detail::reg_t<detail::mma_sync_type_d(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none)> (&d)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none))],
-    const detail::reg_t<detail::mma_sync_type_a(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none)> (&a)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none))],
-    const detail::reg_t<detail::mma_sync_type_b(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none)> (&b)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none))],
-    const detail::reg_t<detail::mma_sync_type_c(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none)> (&c)[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none))],
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a)[PtxgenLength1],
+    const PtxgenElem2 (&b)[PtxgenLength2],
+    const PtxgenElem3 (&c)[PtxgenLength3],
     std::uint32_t scale_a,
-    imms_t<SelectorAByteId, SelectorAThreadId> selector_a,
+    imms_t<PtxgenSelectorAByteId, PtxgenSelectorAThreadId> selector_a,
     std::uint32_t scale_b,
-    imms_t<SelectorBByteId, SelectorBThreadId> selector_b
+    imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
-    static_assert((!((Shape == mma_sync_shape::m16n8k8))) || ((((Atype == mma_sync_atype::b1) && (Btype == mma_sync_btype::b1)) || ((Atype == mma_sync_atype::bf16) && (Btype == mma_sync_btype::bf16)) || ((Atype == mma_sync_atype::e2m1) && (Btype == mma_sync_btype::e2m1)) || ((Atype == mma_sync_atype::e2m3) && (Btype == mma_sync_btype::e2m3)) || ((Atype == mma_sync_atype::e3m2) && (Btype == mma_sync_btype::e3m2)) || ((Atype == mma_sync_atype::e4m3) && (Btype == mma_sync_btype::e4m3)) || ((Atype == mma_sync_atype::e5m2) && (Btype == mma_sync_btype::e5m2)) || ((Atype == mma_sync_atype::f16) && (Btype == mma_sync_btype::f16)) || ((Atype == mma_sync_atype::f64) && (Btype == mma_sync_btype::f64)) || ((Atype == mma_sync_atype::s4) && (Btype == mma_sync_btype::s4)) || ((Atype == mma_sync_atype::s8) && (Btype == mma_sync_btype::s8)) || ((Atype == mma_sync_atype::tf32) && (Btype == mma_sync_btype::tf32)) || ((Atype == mma_sync_atype::u4) && (Btype == mma_sync_btype::u4)) || ((Atype == mma_sync_atype::u8) && (Btype == mma_sync_btype::u8)))),
+    static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
                   "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
-    static_assert((((Kind != mma_sync_kind::none && Kind != mma_sync_kind::f8f6f4) && (Stype != mma_sync_stype::none))),
+    static_assert((((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4) && (PtxgenStype != mma_sync_stype::none))),
                   "ptxgen: mma.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
-    static_assert((!((Kind == mma_sync_kind::mxf4nvf4))) || (((ScaleVecSize == mma_sync_scale_vec_size::scale_vec_2X || ScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))),
+    static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))),
                   "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((ScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))) || (((Stype == mma_sync_stype::ue4m3))),
+    static_assert((!((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))) || (((PtxgenStype == mma_sync_stype::ue4m3))),
                   "ptxgen: mma.sync.aligned: .scale_vec::4X takes .ue4m3 scale factors");
-    static_assert((!((Atype == mma_sync_atype::e3m2 || Atype == mma_sync_atype::e2m3 || Atype == mma_sync_atype::e2m1))) || (((Kind != mma_sync_kind::none))),
+    static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((Btype == mma_sync_btype::e3m2 || Btype == mma_sync_btype::e2m3 || Btype == mma_sync_btype::e2m1))) || (((Kind != mma_sync_kind::none))),
+    static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((Atype == mma_sync_atype::b1))),
+    static_assert((!((PtxgenAtype == mma_sync_atype::b1))),
                   "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
-    static_assert(detail::mma_sync_ok_selector_a_byte_id(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none, SelectorAByteId),
+    static_assert(detail::mma_sync_ok_selector_a_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAByteId),
                   "ptxgen: mma.sync.aligned: immediate selector_a.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_a_thread_id(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none, SelectorAThreadId),
+    static_assert(detail::mma_sync_ok_selector_a_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAThreadId),
                   "ptxgen: mma.sync.aligned: immediate selector_a.thread_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_byte_id(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none, SelectorBByteId),
+    static_assert(detail::mma_sync_ok_selector_b_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBByteId),
                   "ptxgen: mma.sync.aligned: immediate selector_b.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_thread_id(Shape, mma_sync_alayout::row, mma_sync_blayout::col, false, Kind, true, ScaleVecSize, mma_sync_dtype::f32, Atype, Btype, mma_sync_ctype::f32, Stype, mma_sync_bitop::none, SelectorBThreadId),
+    static_assert(detail::mma_sync_ok_selector_b_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBThreadId),
                   "ptxgen: mma.sync.aligned: immediate selector_b.thread_id is out of range for this form");
-    detail::mma_sync_block_scale_forms0<Shape, Atype, Btype, Kind, ScaleVecSize, Stype>::run(d, a, b, c, scale_a, selector_a, scale_b, selector_b);
+    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
+    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
+    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
+    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
+    detail::mma_sync_block_scale_forms0<PtxgenShape, PtxgenAtype, PtxgenBtype, PtxgenKind, PtxgenScaleVecSize, PtxgenStype>::run(d, a, b, c, scale_a, selector_a, scale_b, selector_b);
 }
+
+/**
+ * The array operands of mma_sync for these qualifiers, as array types: declare
+ * them as `typename mma_sync_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none>
+struct mma_sync_operands {
+    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
+    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
+    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
+    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
+};
+
+/**
+ * The array operands of mma_sync_block_scale for these qualifiers, as array types: declare
+ * them as `typename mma_sync_block_scale_operands<...>::d d;`
+ * (std::extent gives the register count).
+ */
+template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_scale_vec_size PtxgenScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype PtxgenStype = mma_sync_stype::none>
+struct mma_sync_block_scale_operands {
+    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
+    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
+    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
+    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
+};
 
 }  // namespace ptxgen::ptx
 

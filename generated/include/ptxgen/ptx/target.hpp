@@ -167,33 +167,42 @@ inline constexpr const char* targets[] = {
 };
 
 /// A compile-time immediate operand: pass imm<3>.
-template <int V>
+template <int PtxgenV>
 struct imm_t {
-    static constexpr int value = V;
+    static constexpr int value = PtxgenV;
 };
-template <int V>
-inline constexpr imm_t<V> imm{};
+template <int PtxgenV>
+inline constexpr imm_t<PtxgenV> imm{};
 
 /// Several compile-time immediates written as one vector operand: imms<0, 1>.
-template <int... V>
+template <int... PtxgenV>
 struct imms_t {
-    static constexpr int values[] = {V...};
+    static constexpr int values[] = {PtxgenV...};
 };
-template <int... V>
-inline constexpr imms_t<V...> imms{};
+template <int... PtxgenV>
+inline constexpr imms_t<PtxgenV...> imms{};
 
 namespace detail {
 
-template <int Code> struct reg;
-template <> struct reg<0> { using type = std::uint32_t; };
-template <> struct reg<1> { using type = std::int32_t; };
-template <> struct reg<2> { using type = std::uint64_t; };
-template <> struct reg<3> { using type = float; };
-template <> struct reg<4> { using type = double; };
-template <> struct reg<5> { using type = const void*; };
-template <> struct reg<6> { using type = void*; };
-template <int Code>
-using reg_t = typename reg<Code>::type;
+// The C++ type of a register type code; reg_or_t is PtxgenOther for a code that is not
+// one (a form the qualifiers do not make, whose own error is reported elsewhere).
+template <int PtxgenCode, class PtxgenOther> struct reg_or { using type = PtxgenOther; };
+template <class PtxgenOther> struct reg_or<0, PtxgenOther> { using type = std::uint32_t; };
+template <class PtxgenOther> struct reg_or<1, PtxgenOther> { using type = std::int32_t; };
+template <class PtxgenOther> struct reg_or<2, PtxgenOther> { using type = std::uint64_t; };
+template <class PtxgenOther> struct reg_or<3, PtxgenOther> { using type = float; };
+template <class PtxgenOther> struct reg_or<4, PtxgenOther> { using type = double; };
+template <class PtxgenOther> struct reg_or<5, PtxgenOther> { using type = const void*; };
+template <class PtxgenOther> struct reg_or<6, PtxgenOther> { using type = void*; };
+template <int PtxgenCode, class PtxgenOther = void>
+using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
+template <int PtxgenCode>
+using reg_t = reg_or_t<PtxgenCode>;
+
+template <class PtxgenA, class PtxgenB>
+inline constexpr bool same_v = false;
+template <class PtxgenA>
+inline constexpr bool same_v<PtxgenA, PtxgenA> = true;
 
 template <auto...>
 inline constexpr bool dependent_false = false;
@@ -241,18 +250,18 @@ PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint64_t& x) {
 #endif
 }
 namespace detail {
-template <decltype(sizeof(0)) I, class T, decltype(sizeof(0)) N>
-PTXGEN_PTX_DEVICE void fence_from(T (&x)[N]) {
-    if constexpr (I < N) {
-        fence_operand(x[I]);
-        fence_from<I + 1>(x);
+template <decltype(sizeof(0)) PtxgenI, class PtxgenT, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_DEVICE void fence_from(PtxgenT (&x)[PtxgenN]) {
+    if constexpr (PtxgenI < PtxgenN) {
+        fence_operand(x[PtxgenI]);
+        fence_from<PtxgenI + 1>(x);
     }
 }
 }  // namespace detail
 
 /// fence_operand for each register of a fragment (unrolled at compile time).
-template <class T, decltype(sizeof(0)) N>
-PTXGEN_PTX_DEVICE void fence_operand(T (&x)[N]) {
+template <class PtxgenT, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_DEVICE void fence_operand(PtxgenT (&x)[PtxgenN]) {
     detail::fence_from<0>(x);
 }
 }  // namespace ptxgen::ptx
