@@ -310,6 +310,16 @@ def _mask(targets: Targets, names: Iterable[str]) -> str:
     return f"0x{bits:x}ull"
 
 
+def and_later_from(targets: Targets, names: frozenset[str]) -> int:
+    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target: the
+    lowest sm_XY such that every target from sm_XY on (any suffix) has the form, as
+    XY0; 0 when there is none (the form is architecture- or family-specific)."""
+    for t in sorted((t for t in targets.targets if t.suffix == ""), key=lambda t: t.sm):
+        if targets.select(f"sm_{t.sm}+") <= names:
+            return t.cuda_arch
+    return 0
+
+
 def _since(since: str | None) -> int:
     if since is None:
         return 0
@@ -509,7 +519,8 @@ class _Wrapper:
         sup = f.support
         targets = self.ins.targets
         assert targets is not None
-        return {"mask": _mask(targets, sup.targets), "since": _since(sup.since),
+        return {"mask": _mask(targets, sup.targets),
+                "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
                 "error": error_name(self.w, targets, sup.targets, sup.since),
                 "asm": self.asm(f, imm_refs), "opcode": f.opcode}
 
@@ -681,7 +692,12 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
                 for v, c in sorted(first.items(), reverse=True)]
     reg_types = sorted({(code, ctype) for ctype, _, code in
                         [*REG.values(), *GENERIC_ADDRESS.values()]})
+    newer = escape.ident(f"ptxgen_target_newer_than_the_spec_ptx_isa_{t.newest.replace('.', '_')}"
+                         "_update_it_with_ptxgen_probe_and_generate_or_define_"
+                         "PTXGEN_PTX_ALLOW_NEWER_TARGETS")
     return {"detect": detect, "targets": [x.name for x in t.targets], "reg_types": reg_types,
+            "newer_name": newer, "newest_text": t.newest,
+            "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
             "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
             "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(

@@ -83,10 +83,10 @@ enum class stmatrix_type : int {
 };
 
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
@@ -183,7 +183,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -192,7 +192,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -201,7 +201,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -210,7 +210,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -219,7 +219,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -228,7 +228,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -237,7 +237,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -246,7 +246,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -255,7 +255,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -264,7 +264,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -273,7 +273,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -282,7 +282,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -291,7 +291,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -300,7 +300,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -309,7 +309,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -318,7 +318,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -327,7 +327,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -336,7 +336,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -345,7 +345,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -354,7 +354,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -363,7 +363,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -372,7 +372,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -381,7 +381,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -390,7 +390,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -399,7 +399,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -408,7 +408,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -417,7 +417,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -426,7 +426,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -435,7 +435,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -444,7 +444,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -453,7 +453,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -462,7 +462,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -471,7 +471,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -480,7 +480,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -489,7 +489,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -498,7 +498,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -507,7 +507,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -516,7 +516,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -525,7 +525,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -534,7 +534,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -543,7 +543,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -552,7 +552,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -561,7 +561,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -570,7 +570,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -579,7 +579,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -588,7 +588,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -597,7 +597,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -606,7 +606,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -615,7 +615,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -624,7 +624,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -633,7 +633,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -642,7 +642,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -651,7 +651,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -660,7 +660,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0& d, T1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -713,7 +713,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -722,7 +722,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -731,7 +731,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -740,7 +740,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -749,7 +749,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -758,7 +758,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -767,7 +767,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -776,7 +776,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -785,7 +785,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -794,7 +794,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -803,7 +803,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -812,7 +812,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -821,7 +821,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -830,7 +830,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -839,7 +839,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -848,7 +848,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -857,7 +857,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -866,7 +866,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -875,7 +875,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.b8 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -884,7 +884,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.shared.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -893,7 +893,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -902,7 +902,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.b8 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -911,7 +911,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.shared.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -920,7 +920,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -929,7 +929,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.b8 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -938,7 +938,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.shared.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -947,7 +947,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8
     template <class T0, class T1>
     PTXGEN_PTX_DEVICE static void run(T0 p, const T1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };

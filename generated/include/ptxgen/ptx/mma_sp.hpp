@@ -202,7 +202,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5();
@@ -795,7 +795,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f16, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -804,7 +804,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -813,7 +813,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f16, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -822,7 +822,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -831,7 +831,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::bf
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -840,7 +840,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::bf
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -849,7 +849,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k8, mma_sp_dtype::f32, mma_sp_atype::tf3
     // mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -858,7 +858,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::tf
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -867,7 +867,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -876,7 +876,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -885,7 +885,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -894,7 +894,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -903,7 +903,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -912,7 +912,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -921,7 +921,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -930,7 +930,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -939,7 +939,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -948,7 +948,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -957,7 +957,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -966,7 +966,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -975,7 +975,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -984,7 +984,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -993,7 +993,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1002,7 +1002,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1011,7 +1011,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1020,7 +1020,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1029,7 +1029,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1038,7 +1038,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1047,7 +1047,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1056,7 +1056,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1065,7 +1065,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1074,7 +1074,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1083,7 +1083,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1092,7 +1092,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1101,7 +1101,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1110,7 +1110,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1119,7 +1119,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1128,7 +1128,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1137,7 +1137,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1146,7 +1146,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1155,7 +1155,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1164,7 +1164,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1173,7 +1173,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1182,7 +1182,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1245,7 +1245,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1254,7 +1254,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1263,7 +1263,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1272,7 +1272,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1281,7 +1281,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1290,7 +1290,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1299,7 +1299,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k8, mm
     // mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1308,7 +1308,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1317,7 +1317,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1326,7 +1326,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1335,7 +1335,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1344,7 +1344,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1353,7 +1353,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1362,7 +1362,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1371,7 +1371,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1380,7 +1380,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1389,7 +1389,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1398,7 +1398,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1407,7 +1407,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1416,7 +1416,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1425,7 +1425,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1434,7 +1434,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1443,7 +1443,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1452,7 +1452,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1461,7 +1461,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1470,7 +1470,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1479,7 +1479,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1488,7 +1488,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1497,7 +1497,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1506,7 +1506,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1515,7 +1515,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1524,7 +1524,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1533,7 +1533,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1542,7 +1542,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1551,7 +1551,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1560,7 +1560,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1569,7 +1569,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1578,7 +1578,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1587,7 +1587,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1596,7 +1596,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1605,7 +1605,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1614,7 +1614,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1623,7 +1623,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1632,7 +1632,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1641,7 +1641,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1650,7 +1650,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1659,7 +1659,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1668,7 +1668,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1677,7 +1677,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1686,7 +1686,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1695,7 +1695,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1704,7 +1704,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1713,7 +1713,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1722,7 +1722,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1731,7 +1731,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1740,7 +1740,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1749,7 +1749,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1758,7 +1758,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1767,7 +1767,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1776,7 +1776,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1785,7 +1785,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1794,7 +1794,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1803,7 +1803,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1812,7 +1812,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1821,7 +1821,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1830,7 +1830,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1839,7 +1839,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1848,7 +1848,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1857,7 +1857,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1866,7 +1866,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1875,7 +1875,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1884,7 +1884,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1893,7 +1893,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1902,7 +1902,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1911,7 +1911,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1920,7 +1920,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1929,7 +1929,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1938,7 +1938,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1947,7 +1947,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1956,7 +1956,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1965,7 +1965,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1974,7 +1974,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1983,7 +1983,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -1992,7 +1992,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2001,7 +2001,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2010,7 +2010,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2019,7 +2019,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2028,7 +2028,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2037,7 +2037,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2046,7 +2046,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2055,7 +2055,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2064,7 +2064,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2073,7 +2073,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2082,7 +2082,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2091,7 +2091,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2100,7 +2100,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2109,7 +2109,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2118,7 +2118,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
     template <class T0, class T1, class T2, class T3, class T4, class T5>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value)));
     }
 };
@@ -2188,7 +2188,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2197,7 +2197,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2206,7 +2206,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2215,7 +2215,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2224,7 +2224,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2233,7 +2233,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2242,7 +2242,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2251,7 +2251,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2260,7 +2260,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2269,7 +2269,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2278,7 +2278,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2287,7 +2287,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2296,7 +2296,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2305,7 +2305,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2314,7 +2314,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2323,7 +2323,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2332,7 +2332,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2341,7 +2341,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2350,7 +2350,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2359,7 +2359,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2368,7 +2368,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2377,7 +2377,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2386,7 +2386,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2395,7 +2395,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2404,7 +2404,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2413,7 +2413,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2422,7 +2422,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2431,7 +2431,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2440,7 +2440,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2449,7 +2449,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2458,7 +2458,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2467,7 +2467,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2476,7 +2476,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2485,7 +2485,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2494,7 +2494,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2503,7 +2503,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2512,7 +2512,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2521,7 +2521,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2530,7 +2530,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2539,7 +2539,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2548,7 +2548,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2557,7 +2557,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2566,7 +2566,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2575,7 +2575,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2584,7 +2584,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2593,7 +2593,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2602,7 +2602,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2611,7 +2611,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2620,7 +2620,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2629,7 +2629,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2638,7 +2638,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2647,7 +2647,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2656,7 +2656,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };
@@ -2665,7 +2665,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7, class T8, class T9>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 sp_meta, T5, T6 scale_a, T7, T8 scale_b, T9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(T5::value), "r"(scale_a), "n"(T7::values[0]), "n"(T7::values[1]), "r"(scale_b), "n"(T9::values[0]), "n"(T9::values[1])));
     }
 };

@@ -145,9 +145,11 @@ enum class mma_sync_bitop : int {
 
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
@@ -667,7 +669,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -676,7 +678,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -685,7 +687,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -694,7 +696,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -703,7 +705,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -712,7 +714,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -721,7 +723,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -730,7 +732,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -739,7 +741,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -748,7 +750,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -757,7 +759,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -766,7 +768,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -775,7 +777,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -784,7 +786,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -793,7 +795,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -802,7 +804,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -811,7 +813,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -820,7 +822,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -829,7 +831,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -838,7 +840,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -847,7 +849,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -856,7 +858,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -865,7 +867,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -874,7 +876,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -883,7 +885,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -892,7 +894,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -901,7 +903,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -910,7 +912,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -919,7 +921,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -928,7 +930,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -937,7 +939,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -946,7 +948,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -955,7 +957,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -964,7 +966,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -973,7 +975,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -982,7 +984,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -991,7 +993,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1000,7 +1002,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1009,7 +1011,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1018,7 +1020,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1027,7 +1029,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1036,7 +1038,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1045,7 +1047,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1054,7 +1056,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1063,7 +1065,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1072,7 +1074,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1081,7 +1083,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1090,7 +1092,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1099,7 +1101,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1108,7 +1110,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1117,7 +1119,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1126,7 +1128,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1135,7 +1137,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1144,7 +1146,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1153,7 +1155,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1162,7 +1164,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1171,7 +1173,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1180,7 +1182,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1189,7 +1191,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1198,7 +1200,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1207,7 +1209,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1216,7 +1218,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1225,7 +1227,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1234,7 +1236,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1243,7 +1245,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1252,7 +1254,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1261,7 +1263,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1270,7 +1272,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1279,7 +1281,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1288,7 +1290,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1297,7 +1299,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1306,7 +1308,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1315,7 +1317,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1324,7 +1326,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1333,7 +1335,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1342,7 +1344,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1351,7 +1353,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1360,7 +1362,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1369,7 +1371,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1378,7 +1380,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1387,7 +1389,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1396,7 +1398,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1405,7 +1407,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1414,7 +1416,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1423,7 +1425,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1432,7 +1434,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1441,7 +1443,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=d"(d[0]), "=d"(d[1]) : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1])));
     }
 };
@@ -1450,7 +1452,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1459,7 +1461,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1468,7 +1470,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_8 ", {%12, %13, %14, %15}, {%16, %17, %18, %19};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : PTXGEN_PTX_OPS8("d", a), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1477,7 +1479,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1486,7 +1488,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1495,7 +1497,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1504,7 +1506,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1513,7 +1515,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1522,7 +1524,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1531,7 +1533,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1540,7 +1542,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1549,7 +1551,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1558,7 +1560,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1567,7 +1569,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1576,7 +1578,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1585,7 +1587,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1594,7 +1596,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1603,7 +1605,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1612,7 +1614,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1621,7 +1623,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1630,7 +1632,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1639,7 +1641,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1648,7 +1650,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1657,7 +1659,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1666,7 +1668,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1675,7 +1677,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1684,7 +1686,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1693,7 +1695,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1702,7 +1704,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1711,7 +1713,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1720,7 +1722,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1729,7 +1731,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1738,7 +1740,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1747,7 +1749,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1756,7 +1758,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1765,7 +1767,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1774,7 +1776,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1783,7 +1785,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1792,7 +1794,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1801,7 +1803,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1810,7 +1812,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1819,7 +1821,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1828,7 +1830,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1837,7 +1839,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1846,7 +1848,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1855,7 +1857,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1864,7 +1866,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1873,7 +1875,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1882,7 +1884,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1891,7 +1893,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1900,7 +1902,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1909,7 +1911,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1918,7 +1920,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1927,7 +1929,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1936,7 +1938,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1945,7 +1947,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1954,7 +1956,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc
     template <class T0, class T1, class T2, class T3>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -2033,7 +2035,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2042,7 +2044,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2051,7 +2053,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2060,7 +2062,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2069,7 +2071,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2078,7 +2080,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2087,7 +2089,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2096,7 +2098,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2105,7 +2107,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2114,7 +2116,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2123,7 +2125,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2132,7 +2134,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2141,7 +2143,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2150,7 +2152,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2159,7 +2161,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2168,7 +2170,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2177,7 +2179,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2186,7 +2188,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2195,7 +2197,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2204,7 +2206,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2213,7 +2215,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2222,7 +2224,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2231,7 +2233,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2240,7 +2242,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2249,7 +2251,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2258,7 +2260,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2267,7 +2269,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2276,7 +2278,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2285,7 +2287,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2294,7 +2296,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2303,7 +2305,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2312,7 +2314,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2321,7 +2323,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2330,7 +2332,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2339,7 +2341,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2348,7 +2350,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2357,7 +2359,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2366,7 +2368,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2375,7 +2377,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2384,7 +2386,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2393,7 +2395,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2402,7 +2404,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2411,7 +2413,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2420,7 +2422,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2429,7 +2431,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2438,7 +2440,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2447,7 +2449,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2456,7 +2458,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2465,7 +2467,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2474,7 +2476,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2483,7 +2485,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2492,7 +2494,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2501,7 +2503,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
@@ -2510,7 +2512,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0& d, const T1& a, const T2& b, const T3& c, T4 scale_a, T5, T6 scale_b, T7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(T5::values[0]), "n"(T5::values[1]), "r"(scale_b), "n"(T7::values[0]), "n"(T7::values[1])));
     }
 };
