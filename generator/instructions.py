@@ -201,6 +201,8 @@ def _for_toolkit(targets: Targets, toolkit: str) -> Targets:
     out = []
     for t in targets.targets:
         since = next((s for tks, s in t.deviations if toolkit in tks), t.since)
+        if vkey(since) > newest:
+            continue  # a target that came after the toolkit
         out.append(Target(t.name, t.sm, t.suffix, since, t.until, t.family, t.ptxas_arch,
                           t.nvcc, t.renamed_to, t.deviations))
     result = Targets(tuple(v for v in targets.versions if vkey(v) <= newest), tuple(out),
@@ -373,6 +375,8 @@ class Qualifier:
     description: str
     provenance: Provenance
     aliases: tuple[Alias, ...] = ()
+    # values ptxas accepts although the ISA has no such value (not forms of the spec)
+    lenient_values: tuple[str, ...] = ()
 
     @property
     def domain(self) -> tuple[str, ...]:
@@ -904,7 +908,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         quals.append(Qualifier(q["name"], q["text"], bool(q.get("flag")),
                                bool(q.get("flag") or q.get("optional")),
                                tuple(norm(v) for v in vals), numeric, tuple(q.get("derived", ())),
-                               " ".join(q.get("description", "").split()), prov(q), aliases))
+                               " ".join(q.get("description", "").split()), prov(q), aliases,
+                               tuple(norm(v) for v in q.get("ptxas_leniency", {}).get("values",
+                                                                                     ()))))
     ops = []
     for o in raw["operands"]:
         choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),

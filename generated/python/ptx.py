@@ -183,7 +183,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "ldmatrix",
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n16", "m8n16"]},
-                        {"name": "num", "text": ".{}", "values": ["x1", "x2", "x4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4"],
+                            "ptxas_leniency": {
+                                "values": ["x8", "x16", "x32", "x64", "x128"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "ldmatrix.sync.aligned.m8n8.x128.b16 {d0}, [p]; assembles "
+                                    "on every target (ptxas 13.0 and 13.5), whatever the "
+                                    "register count; the ISA's .num is .x1, .x2 or .x4"
+                                ),
+                            },
+                        },
                         {"name": "trans", "text": ".trans", "flag": True},
                         {
                             "name": "ss",
@@ -290,7 +303,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "stmatrix",
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n8"]},
-                        {"name": "num", "text": ".{}", "values": ["x1", "x2", "x4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4"],
+                            "ptxas_leniency": {
+                                "values": ["x8", "x16", "x32", "x64", "x128"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "stmatrix.sync.aligned.m8n8.x16.b16 [p], {d0}; assembles "
+                                    "(ptxas 13.0 and 13.5); the ISA's .num is .x1, .x2 or .x4"
+                                ),
+                            },
+                        },
                         {"name": "trans", "text": ".trans", "flag": True},
                         {
                             "name": "ss",
@@ -1214,6 +1239,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".kind::{}",
                             "values": ["f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["f16", "tf32", "i8"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "mma.sync.aligned.m16n8k16.row"
+                                    ".col.kind::f16.f16.e4m3.e4m3.f16 assembles on sm_100a "
+                                    "(and .kind::tf32, .kind::i8; ptxas 13.0 and 13.5), the "
+                                    "kinds of tcgen05.mma; the ISA gives mma.sync "
+                                    ".kind::f8f6f4 and the block-scaled kinds only"
+                                ),
+                            },
                         },
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
                         {
@@ -2308,7 +2344,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "kind-mxf4-sparse",
                             "when": {"sp": True, "kind": ["mxf4", "mxf4nvf4"]},
-                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_110a"],
+                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
                         },
                         {"id": "kind-mxf4nvf4", "when": {"kind": "mxf4nvf4"}, "since": "8.7"},
                         {
@@ -2320,7 +2356,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "scale_vec::4X",
                                 ],
                             },
-                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_110a"],
+                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
                         },
                         {
                             "id": "block-n",
@@ -2864,7 +2900,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mma_sp": "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
     "mma_sp_ordered_metadata": "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
     "mma_sync": "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
-    "tcgen05_mma": "5b0184229d052e1ea6a9fa71a4eac66437293c03808b00a4c8685ed90fb8d9e0",
+    "tcgen05_mma": "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
     "wgmma_mma_async": "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp": "9485c735eba8462f62fa544497bddb1f1511d502c896ba8662ca9d403e28530a",
     "wgmma_fence": "3952fe5a369acdb08dfa6cab5c44fe97225114de558374aa37396baa405cef73",

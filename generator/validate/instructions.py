@@ -80,9 +80,9 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
         for j, dev in enumerate(t.get("deviations", [])):
             dp = path + ("deviations", j)
             c.version(dp + ("since",), dev["since"], versions)
-            for k, tk in enumerate(dev["toolkits"]):
+            for m, tk in enumerate(dev["toolkits"]):
                 if tk not in toolkits:
-                    c.err(dp + ("toolkits", k), f"toolkit {tk} is not in cuda_toolkits")
+                    c.err(dp + ("toolkits", m), f"toolkit {tk} is not in cuda_toolkits")
         if suffix == "f" and sm not in fam_of:
             c.err(path + ("name",), f"{name} is family-specific but sm_{sm} is in no family")
     for name, i in names.items():

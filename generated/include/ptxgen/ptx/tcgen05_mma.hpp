@@ -66,16 +66,16 @@ enum class tcgen05_mma_collector_usage : int {
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
@@ -3410,7 +3410,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3419,7 +3419,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3428,7 +3428,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3437,7 +3437,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3446,7 +3446,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3545,7 +3545,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3554,7 +3554,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3563,7 +3563,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3572,7 +3572,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3581,7 +3581,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3635,7 +3635,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3644,7 +3644,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3653,7 +3653,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3662,7 +3662,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3671,7 +3671,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3680,7 +3680,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3689,7 +3689,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3698,7 +3698,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3707,7 +3707,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3716,7 +3716,7 @@ struct tcgen05_mma_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3860,7 +3860,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3869,7 +3869,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3878,7 +3878,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3887,7 +3887,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3896,7 +3896,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -3995,7 +3995,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4004,7 +4004,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4013,7 +4013,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4022,7 +4022,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4031,7 +4031,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4085,7 +4085,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4094,7 +4094,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4103,7 +4103,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4112,7 +4112,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4121,7 +4121,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4130,7 +4130,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4139,7 +4139,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4148,7 +4148,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4157,7 +4157,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4166,7 +4166,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4366,7 +4366,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4375,7 +4375,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4384,7 +4384,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4393,7 +4393,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4402,7 +4402,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4501,7 +4501,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4510,7 +4510,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4519,7 +4519,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4528,7 +4528,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4537,7 +4537,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4591,7 +4591,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4600,7 +4600,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4609,7 +4609,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4618,7 +4618,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4627,7 +4627,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4636,7 +4636,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4645,7 +4645,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4654,7 +4654,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4663,7 +4663,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4672,7 +4672,7 @@ struct tcgen05_mma_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4816,7 +4816,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4825,7 +4825,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4834,7 +4834,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4843,7 +4843,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4852,7 +4852,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4951,7 +4951,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4960,7 +4960,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4969,7 +4969,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4978,7 +4978,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -4987,7 +4987,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_sca
     // tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5041,7 +5041,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5050,7 +5050,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5059,7 +5059,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5068,7 +5068,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5077,7 +5077,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5086,7 +5086,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5095,7 +5095,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5104,7 +5104,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5113,7 +5113,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -5122,7 +5122,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
     // tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 idesc, T4 scale_a_tmem, T5 scale_b_tmem, T6 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8586,7 +8586,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8595,7 +8595,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8604,7 +8604,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8613,7 +8613,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8622,7 +8622,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8676,7 +8676,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8685,7 +8685,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8694,7 +8694,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8703,7 +8703,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8712,7 +8712,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8721,7 +8721,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8730,7 +8730,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8739,7 +8739,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8748,7 +8748,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8757,7 +8757,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8766,7 +8766,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8775,7 +8775,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8784,7 +8784,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8793,7 +8793,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8802,7 +8802,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8811,7 +8811,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8820,7 +8820,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8829,7 +8829,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8838,7 +8838,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8847,7 +8847,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8856,7 +8856,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8865,7 +8865,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8874,7 +8874,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8883,7 +8883,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8892,7 +8892,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8901,7 +8901,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8910,7 +8910,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8919,7 +8919,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8928,7 +8928,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8937,7 +8937,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8946,7 +8946,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8955,7 +8955,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8964,7 +8964,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8973,7 +8973,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -8982,7 +8982,7 @@ struct tcgen05_mma_sp_block_scale_forms0<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9036,7 +9036,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9045,7 +9045,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9054,7 +9054,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9063,7 +9063,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9072,7 +9072,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9126,7 +9126,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9135,7 +9135,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9144,7 +9144,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9153,7 +9153,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9162,7 +9162,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9171,7 +9171,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9180,7 +9180,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9189,7 +9189,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9198,7 +9198,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9207,7 +9207,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9216,7 +9216,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9225,7 +9225,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9234,7 +9234,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9243,7 +9243,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9252,7 +9252,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9261,7 +9261,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9270,7 +9270,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9279,7 +9279,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9288,7 +9288,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9297,7 +9297,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9306,7 +9306,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9315,7 +9315,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9324,7 +9324,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9333,7 +9333,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9342,7 +9342,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9351,7 +9351,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9360,7 +9360,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9369,7 +9369,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9378,7 +9378,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9387,7 +9387,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9396,7 +9396,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9405,7 +9405,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9414,7 +9414,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9423,7 +9423,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9432,7 +9432,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_desc, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9544,7 +9544,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9553,7 +9553,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9562,7 +9562,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9571,7 +9571,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9580,7 +9580,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9634,7 +9634,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9643,7 +9643,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9652,7 +9652,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9661,7 +9661,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9670,7 +9670,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9679,7 +9679,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9688,7 +9688,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9697,7 +9697,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9706,7 +9706,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9715,7 +9715,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9724,7 +9724,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9733,7 +9733,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9742,7 +9742,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9751,7 +9751,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9760,7 +9760,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9769,7 +9769,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9778,7 +9778,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9787,7 +9787,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9796,7 +9796,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9805,7 +9805,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9814,7 +9814,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9823,7 +9823,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9832,7 +9832,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9841,7 +9841,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9850,7 +9850,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9859,7 +9859,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9868,7 +9868,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9877,7 +9877,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9886,7 +9886,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9895,7 +9895,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9904,7 +9904,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9913,7 +9913,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9922,7 +9922,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9931,7 +9931,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9940,7 +9940,7 @@ struct tcgen05_mma_sp_block_scale_forms1<1, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -9994,7 +9994,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10003,7 +10003,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10012,7 +10012,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10021,7 +10021,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10030,7 +10030,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf8f6f4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10084,7 +10084,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10093,7 +10093,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10102,7 +10102,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10111,7 +10111,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10120,7 +10120,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10129,7 +10129,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10138,7 +10138,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10147,7 +10147,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10156,7 +10156,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10165,7 +10165,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10174,7 +10174,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10183,7 +10183,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10192,7 +10192,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10201,7 +10201,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10210,7 +10210,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4, tcgen05_mma_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10219,7 +10219,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10228,7 +10228,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10237,7 +10237,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10246,7 +10246,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10255,7 +10255,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10264,7 +10264,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10273,7 +10273,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10282,7 +10282,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10291,7 +10291,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10300,7 +10300,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 87, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10309,7 +10309,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10318,7 +10318,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10327,7 +10327,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10336,7 +10336,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10345,7 +10345,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10354,7 +10354,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10363,7 +10363,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10372,7 +10372,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10381,7 +10381,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
@@ -10390,7 +10390,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
     // tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard
     template <class T0, class T1, class T2, class T3, class T4, class T5, class T6, class T7>
     PTXGEN_PTX_DEVICE static void run(T0 d_tmem, T1 a_tmem, T2 b_desc, T3 sp_meta_tmem, T4 idesc, T5 scale_a_tmem, T6 scale_b_tmem, T7 enable_input_d) {
-        PTXGEN_PTX_GATED(0x209200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_110a_from_ptx_isa_8_8,
+        PTXGEN_PTX_GATED(0x249200ull, 0, 88, ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
