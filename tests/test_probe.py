@@ -170,6 +170,10 @@ def test_new_qualifier_values_are_proposed(old_result: ProbeResult) -> None:
     proposed = {(p.details["instruction"], p.details["qualifier"], p.details["value"])
                 for p in old_result.proposals if p.kind == "qualifier-value"}
     assert added <= proposed
+    # the values the final spec records as ptxas leniencies were found by the probe
+    lenient = {(ins.id, q.name, v) for ins in new.instructions for q in ins.qualifiers
+               for v in q.lenient_values}
+    assert lenient and lenient <= proposed
     # every proposal quotes the assembler
     assert all(p.ptxas for p in old_result.proposals)
 

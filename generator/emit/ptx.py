@@ -726,7 +726,7 @@ def _spec_text(spec: Any) -> str:
 def _prov_text(p: Any) -> str:
     parts = [f"seed {', '.join(p.seeds)}"] if p.seeds else []
     if p.ptxas:
-        parts.append(f"ptxas 13.0: {p.ptxas}")
+        parts.append(f"ptxas: {p.ptxas}")
     if p.note:
         parts.append(f"note {p.note}")
     return "; ".join(parts) or "-"
@@ -788,6 +788,12 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                           "since": md(gt.since or "-"),
                           "provenance": md(_prov_text(gt.provenance))})
             ptxas_only(f"gate {gt.id}", gt.provenance)
+        for dv in ins.deviations:
+            gates.append({"id": md(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})"),
+                          "when": md(dv.when.text()),
+                          "targets": md(", ".join(dv.selectors) or "all"),
+                          "since": md(dv.since or "-"),
+                          "provenance": md(_prov_text(dv.provenance))})
         out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
                     "description": escape.md_text(ins.description), "forms": len(ins.forms),
                     "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
@@ -799,7 +805,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             f"{len(iset.instructions)} instructions, {total} valid forms, "
             f"{len(t.pairs())} (target, PTX ISA version) pairs: "
             f"{total * len(t.pairs())} form x target x version answers, all derived from "
-            "the rules below and checked against ptxas 13.0 by "
+            "the rules below and checked against ptxas 13.0 and 13.5 (each with the "
+            "deviations the spec records for its toolkit) by "
             "generated/tests/test_ptxas_conformance.py."),
         "targets": escape.md_text(", ".join(x.name for x in t.targets)),
         "versions": escape.md_text(f"{t.versions[0]} ... {t.versions[-1]}"),

@@ -413,7 +413,8 @@ def _run(p: _Probe) -> dict[str, Any]:
         ex = fs[0]
         if kind == "forms-accepted":
             sup = support[ex.key].matrix(tt)
-            spec_says = ", ".join(f"{n} from {v}" for n, v in sup.items()) or "nowhere"
+            spec_says = ", ".join(f"{n} from {sup[n]}" if n in sup else f"{n} never"
+                                  for n, _ in sig)
             msg = (f"{ins_id}: {len(fs)} form(s) that the spec does not support there "
                    f"assemble: {where} (spec: {spec_says})")
             words = f"ptxas {asm.build} assembles e.g. {ex.opcode}"
