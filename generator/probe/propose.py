@@ -37,9 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from ptxgen.instructions import (
-    FALSE,
-    NONE,
-    TRUE,
     Form,
     Instruction,
     InstructionSet,
@@ -47,7 +44,7 @@ from ptxgen.instructions import (
     parse_target,
     vkey,
 )
-from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
+from ptxgen.probe.assembler import Assembler, Kernel, kernel_for, verify_arch
 from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
 
 SCHEMA = "ptxgen-probe/1"
@@ -253,7 +250,8 @@ class _Probe:
             out.setdefault(n, {})[v] = r
         return out
 
-    def family_of(self, name: str) -> str | None:
+    def family_of(self, name: str) -> tuple[str, str] | None:
+        """(family, the -arch that runs its family-specific PTX) for a new target."""
         sm, _ = parse_target(name)
         arch = f"sm_{sm}f" if f"sm_{sm}f" in self.asm.gpu_names else name
         if not parse_target(arch)[1]:
@@ -264,7 +262,7 @@ class _Probe:
                 continue
             ok, _ = _empty(self.asm, base, self.asm.newest, arch)
             if ok:
-                return fam
+                return fam, arch
         return None
 
     # 3. forms
@@ -437,7 +435,8 @@ def _run(p: _Probe) -> dict[str, Any]:
             theirs = {f.key for f in forms if support[f.key].supported(tt, t.name, tt.newest)}
             if like is None or len(theirs ^ accepted) < len(extra) + len(missing):
                 like, extra, missing = t.name, accepted - theirs, theirs - accepted
-        fam = families.get(n)
+        found = families.get(n)
+        fam = found[0] if found else None
         msg = (f"new target {n} from PTX ISA {first}"
                + (f", family {fam}" if fam else "") +
                f": {len(accepted)} forms assemble at {newest_probe}"
@@ -447,9 +446,8 @@ def _run(p: _Probe) -> dict[str, Any]:
         p.proposals.append(Proposal(
             "target-added", f"targets.{n}", msg,
             f"ptxas {asm.build} assembles `.target {n}` from .version {first}"
-            + (f" and `.target {min(full.families[fam])}f` PTX for -arch={n}"
-               .replace(f"`.target {min(full.families[fam])}f`",
-                        f"`.target sm_{min(full.families[fam])}f`") if fam else ""),
+            + (f" and `.target sm_{min(full.families[found[0]])}f` PTX for -arch={found[1]}"
+               if found else ""),
             {"target": n, "since": first, "family": fam, "like": like,
              "forms": len(accepted), "more": sorted(extra)[:20], "fewer": sorted(missing)[:20]}))
 
@@ -523,8 +521,6 @@ def _representatives(ins: Instruction) -> list[Form]:
         out.setdefault(key, f)
     return list(out.values())
 
-
-_ = (FALSE, NONE, TRUE, is_gating)
 
 __all__ = ["EXIT_AGREE", "EXIT_ERROR", "EXIT_PROPOSE", "SCHEMA", "ProbeResult", "Proposal",
            "binary_tokens", "candidate_values", "probe"]
