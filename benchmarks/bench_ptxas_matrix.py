@@ -26,9 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ptxas import prober, same_ptx, wrappers  # noqa: E402
+from ptxas import same_ptx, wrappers  # noqa: E402
 
 from ptxgen.isa import ptx  # noqa: E402
+from ptxgen.probe import Assembler, run_matrix  # noqa: E402
 
 
 def main() -> None:
@@ -37,8 +38,11 @@ def main() -> None:
     ap.add_argument("--full-codegen", action="store_true")
     ap.add_argument("--same-ptx", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ptxas", default=None, help="ptxas binary (default: the one on PATH)")
     args = ap.parse_args()
-    exe = prober.ptxas()
+    import shutil
+
+    exe = args.ptxas or shutil.which("ptxas")
     if exe is None:
         sys.exit("ptxas is not on PATH")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True,
@@ -46,7 +50,8 @@ def main() -> None:
     start = time.perf_counter()
     iset = ptx.instruction_set()
     forms = sum(len(i.forms) for i in iset.instructions)
-    report = prober.run_matrix(iset, jobs=args.jobs, full_codegen=args.full_codegen)
+    report = run_matrix(iset, Assembler.open(exe), jobs=args.jobs,
+                        full_codegen=args.full_codegen)
     wall = time.perf_counter() - start
     problems = [p for v in report.mismatches.values() for p in v]
     res = {

@@ -139,7 +139,19 @@ def _build_parser() -> argparse.ArgumentParser:
     su.add_argument("--target", metavar="TARGET", help="an SM target such as sm_100a")
     su.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
                     help="PTX ISA version (default: the newest in the spec)")
+    su.add_argument("--toolkit", metavar="CUDA",
+                    help="answer for this CUDA toolkit's ptxas (e.g. 13.0: the spec's "
+                         "deviations recorded for it apply); default: the ISA's rule")
     json_arg(su, "the answer")
+
+    pr = sub.add_parser("probe", help="assemble the spec's forms, near misses and candidate "
+                                      "qualifier values with a ptxas and propose spec edits "
+                                      "(exit 0 agrees, 1 proposes changes, 2 error)")
+    pr.add_argument("--ptxas", required=True, metavar="PATH", help="the ptxas binary")
+    spec_arg(pr)
+    json_arg(pr, "the proposals (schema ptxgen-probe/1)")
+    pr.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="parallel ptxas runs (default: the number of CPUs)")
     return p
 
 
@@ -476,16 +488,44 @@ def _support(args: Any) -> int:
     from ptxgen.support import SupportError, run
 
     try:
-        code, text = run(args.opcode, args.target, args.ptx_isa, args.json)
+        code, text = run(args.opcode, args.target, args.ptx_isa, args.json,
+                         getattr(args, "toolkit", None))
     except SupportError as exc:
         raise UsageError(str(exc)) from None
     print(text)
     return code
 
 
+def _probe(args: Any) -> int:
+    import json
+    import os
+
+    from ptxgen.errors import SpecError
+    from ptxgen.probe import Assembler, AssemblerError, probe
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs: {args.jobs}: allowed: 1 or more")
+    if not os.path.isfile(args.ptxas) or not os.access(args.ptxas, os.X_OK):
+        raise UsageError(f"--ptxas: {args.ptxas} is not an executable file")
+    if not args.spec.is_dir():
+        raise UsageError(f"--spec: {args.spec} is not a folder")
+    try:
+        asm = Assembler.open(args.ptxas)
+        result = probe(args.spec, asm, jobs=args.jobs)
+    except AssemblerError as exc:
+        raise UsageError(str(exc)) from None
+    except SpecError as exc:
+        return _spec_failure(exc, args.json)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        sys.stdout.write(result.text())
+    return result.exit_code
+
+
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
              "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
-             "support": _support}
+             "support": _support, "probe": _probe}
 
 
 class _Args:

@@ -18,6 +18,7 @@ for a left-out optional qualifier.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,6 +69,9 @@ class Target:
     ptxas_arch: str
     nvcc: bool
     renamed_to: str | None = None
+    # Toolkits whose ptxas deviates from the ISA on the target's first version:
+    # ((toolkit, ...), since), e.g. ((("13.0",), "7.3"),) for sm_88.
+    deviations: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     @property
     def cuda_arch(self) -> int:
@@ -135,6 +139,25 @@ class Targets:
         raise ValueError(f"{selector!r}: a plain target is not a selector; write {selector}+ "
                          "(that target and every later one)")
 
+    @property
+    def toolkit_names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.toolkits)
+
+    def toolkit_version(self, toolkit: str) -> str:
+        """The PTX ISA version the toolkit writes (its newest), from ``cuda_toolkits``."""
+        for cuda, ptx_isa in self.toolkits:
+            if cuda == toolkit:
+                return ptx_isa
+        raise KeyError(f"unknown toolkit {toolkit!r}; known: {', '.join(self.toolkit_names)}")
+
+    def for_toolkit(self, toolkit: str | None) -> Targets:
+        """The targets as one toolkit's ptxas sees them: its PTX ISA versions (up to the
+        one it writes) and the first versions of targets where it deviates from the ISA.
+        ``None``: the ISA's rule (self)."""
+        if toolkit is None:
+            return self
+        return _for_toolkit(self, toolkit)
+
     def pairs(self) -> list[tuple[str, str]]:
         """Every (target, version) pair of the matrix."""
         return [(t.name, v) for t in self.targets for v in self.versions if t.exists_at(v)]
@@ -167,6 +190,27 @@ def _memoized(key_objects: tuple[object, ...], extra: tuple[Any, ...],
     return value
 
 
+_toolkit_memo: dict[tuple[int, str], tuple[Targets, Targets]] = {}
+
+
+def _for_toolkit(targets: Targets, toolkit: str) -> Targets:
+    hit = _toolkit_memo.get((id(targets), toolkit))
+    if hit is not None and hit[0] is targets:
+        return hit[1]
+    newest = vkey(targets.toolkit_version(toolkit))
+    out = []
+    for t in targets.targets:
+        since = next((s for tks, s in t.deviations if toolkit in tks), t.since)
+        if vkey(since) > newest:
+            continue  # a target that came after the toolkit
+        out.append(Target(t.name, t.sm, t.suffix, since, t.until, t.family, t.ptxas_arch,
+                          t.nvcc, t.renamed_to, t.deviations))
+    result = Targets(tuple(v for v in targets.versions if vkey(v) <= newest), tuple(out),
+                     targets.families, targets.suffix_macros, targets.toolkits)
+    _toolkit_memo[(id(targets), toolkit)] = (targets, result)
+    return result
+
+
 def build_targets(data: Mapping[str, Any]) -> Targets:
     result: Targets = _memoized((data,), ("targets",), lambda: _build_targets(data))
     return result
@@ -186,9 +230,11 @@ def _build_targets(data: Mapping[str, Any]) -> Targets:
         sm, suffix = parse_target(t["name"])
         until = renames[sm][1] if sm in renames else None
         renamed = f"sm_{renames[sm][0]}{suffix}" if sm in renames else None
+        devs = tuple((tuple(d["toolkits"]), d["since"]) for d in t.get("deviations", ()))
         out.append(Target(t["name"], sm, suffix, t["since"], until,
                           fam_of.get(sm) if suffix or sm in fam_of else None,
-                          t.get("ptxas_arch", t["name"]), t.get("nvcc", True), renamed))
+                          t.get("ptxas_arch", t["name"]), t.get("nvcc", True), renamed,
+                          devs))
     macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
     toolkits = tuple((r["cuda"], r["ptx_isa"])
                      for r in data.get("cuda_toolkits", {}).get("versions", ()))
@@ -332,6 +378,8 @@ class Qualifier:
     description: str
     provenance: Provenance
     aliases: tuple[Alias, ...] = ()
+    # values ptxas accepts although the ISA has no such value (not forms of the spec)
+    lenient_values: tuple[str, ...] = ()
 
     @property
     def domain(self) -> tuple[str, ...]:
@@ -495,6 +543,8 @@ class Gate:
     since: str | None
     provenance: Provenance
     description: str = ""
+    # A deviation: a gate that only the ptxas of these toolkits applies (the ISA does not).
+    toolkits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -578,7 +628,19 @@ class Form:
 
     @cached_property
     def support(self) -> Support:
+        """Where the ISA supports the form."""
         return self.instruction.support(self.params)
+
+    def support_for(self, toolkit: str | None) -> Support:
+        """Where one toolkit's ptxas accepts the form (the ISA's support with that
+        toolkit's recorded deviations); ``None``: the ISA's."""
+        if toolkit is None or not self.instruction.deviations:
+            return self.support
+        cache = self.__dict__.setdefault("_support_for", {})
+        if toolkit not in cache:
+            cache[toolkit] = self.instruction.support(self.params, toolkit)
+        result: Support = cache[toolkit]
+        return result
 
     @cached_property
     def combination(self) -> Combination | None:
@@ -630,6 +692,7 @@ class Instruction:
     examples: tuple[Mapping[str, Any], ...] = ()
     targets: Targets | None = field(default=None, compare=False, repr=False)
     descriptor_rules: tuple[DescriptorRule, ...] = ()
+    deviations: tuple[Gate, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} ({self.spec_file or 'embedded'})>"
@@ -757,12 +820,16 @@ class Instruction:
         return {k: tuple(v) for k, v in out.items()}
 
     # -- support --------------------------------------------------------------
-    def support(self, form: Mapping[str, str]) -> Support:
+    def support(self, form: Mapping[str, str], toolkit: str | None = None) -> Support:
+        """Where the form is supported: by the ISA, or (``toolkit``) by that toolkit's
+        ptxas, which also applies the deviations recorded for it."""
         assert self.targets is not None
         allowed = frozenset(self.targets.names)
         since: str | None = None
         used = []
         gates = list(self.gates)
+        if toolkit is not None:
+            gates += [d for d in self.deviations if toolkit in d.toolkits]
         comb = self.combination_of(form) if self.combinations else None
         if comb is not None and comb.gate is not None:
             gates.insert(0, comb.gate)
@@ -884,7 +951,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         quals.append(Qualifier(q["name"], q["text"], bool(q.get("flag")),
                                bool(q.get("flag") or q.get("optional")),
                                tuple(norm(v) for v in vals), numeric, tuple(q.get("derived", ())),
-                               " ".join(q.get("description", "").split()), prov(q), aliases))
+                               " ".join(q.get("description", "").split()), prov(q), aliases,
+                               tuple(norm(v) for v in q.get("ptxas_leniency", {}).get("values",
+                                                                                     ()))))
     ops = []
     for o in raw["operands"]:
         choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),
@@ -911,6 +980,10 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                        Condition.build(r["ptxas_accepts"]) if "ptxas_accepts" in r else None)
                   for r in raw.get("rules", ()))
     gates = tuple(gate(g["id"], g, Condition.build(g["when"])) for g in raw.get("gates", ()))
+    deviations = tuple(
+        dataclasses.replace(gate(d["id"], d, Condition.build(d["when"])),
+                            toolkits=tuple(d["toolkits"]))
+        for d in raw.get("deviations", ()))
     wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
     clob = raw.get("clobbers", {})
     seed_syntax = tuple((s["seed"], s["block"], Condition.build(s["when"]))
@@ -930,7 +1003,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            " ".join(r["message"].split()), prov(r),
                            tuple(tuple((k, shape_values(v)) for k, v in s.items())
                                  for s in r.get("shapes", ())))
-            for r in raw.get("descriptor_rules", ())))
+            for r in raw.get("descriptor_rules", ())),
+        deviations=deviations)
 
 
 @dataclass(frozen=True)

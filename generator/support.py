@@ -25,11 +25,12 @@ class SupportError(ValueError):
     """Bad input: not a valid form, an unknown target or version (exit 2)."""
 
 
-def _union(forms: tuple[Form, ...], targets: Targets) -> dict[str, str]:
+def _union(forms: tuple[Form, ...], targets: Targets,
+           toolkit: str | None = None) -> dict[str, str]:
     """{target: first version} at which some operand variant of the form is supported."""
     out: dict[str, str] = {}
     for f in forms:
-        for t, v in f.support.matrix(targets).items():
+        for t, v in f.support_for(toolkit).matrix(targets).items():
             if t not in out or vkey(v) < vkey(out[t]):
                 out[t] = v
     return {t.name: out[t.name] for t in targets.targets if t.name in out}
@@ -48,11 +49,12 @@ def _where(matrix: dict[str, str], targets: Targets) -> str:
     return ", ".join(parts) or "no target"
 
 
-def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targets) -> list[str]:
+def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targets,
+                   toolkit: str | None = None) -> list[str]:
     """One note per distinct narrower support, naming the operands its variants share."""
     groups: dict[tuple[tuple[str, str], ...], list[set[str]]] = {}
     for f in forms:
-        m = f.support.matrix(targets)
+        m = f.support_for(toolkit).matrix(targets)
         if m != union:
             parts = {p.strip() for p in f.variant_text.split(",") if p.strip()}
             groups.setdefault(tuple(m.items()), []).append(parts)
@@ -90,20 +92,37 @@ def _target_spellings(target: str, names: tuple[str, ...] | list[str]) -> list[s
 
 
 def answer(iset: InstructionSet, opcode: str, target: str | None = None,
-           version: str | None = None, as_json: bool = False) -> tuple[int, str]:
-    """(exit status, text for stdout); raises SupportError for exit status 2."""
+           version: str | None = None, as_json: bool = False,
+           toolkit: str | None = None) -> tuple[int, str]:
+    """(exit status, text for stdout); raises SupportError for exit status 2.
+
+    ``toolkit`` (a CUDA release of the spec's ``cuda_toolkits``, e.g. ``13.0``): answer
+    for that toolkit's ptxas, whose recorded deviations from the ISA apply and whose
+    newest PTX ISA version is the default; None: the ISA's rule.
+    """
     targets = iset.targets
+    if toolkit is not None:
+        if toolkit not in targets.toolkit_names:
+            raise SupportError(f"--toolkit: unknown toolkit {toolkit!r}; known: "
+                               f"{', '.join(targets.toolkit_names)}")
+        tk_targets = targets.for_toolkit(toolkit)
+        if version is not None and version in targets.versions \
+                and version not in tk_targets.versions:
+            raise SupportError(f"--ptx-isa: {version}: CUDA {toolkit} knows PTX ISA versions "
+                               f"up to {tk_targets.newest}")
+        targets = tk_targets
     asked = _check_args(targets, target, version)
     found = lookup(iset, opcode)
     if not found.valid:
         raise SupportError(f"{opcode}: not a valid form: " + "; ".join(found.problems))
-    union = _union(found.forms, targets)
-    notes = _variant_notes(found.forms, union, targets)
+    union = _union(found.forms, targets, toolkit)
+    notes = _variant_notes(found.forms, union, targets, toolkit)
     assert found.instruction is not None
     result: dict[str, Any] = {
         "opcode": opcode, "instruction": found.instruction.name, "valid": True,
-        "ptx_isa": asked, "target": target, "support": union,
-        "variants": [{"operands": f.variant_text, "support": f.support.matrix(targets)}
+        "ptx_isa": asked, "target": target, "toolkit": toolkit, "support": union,
+        "variants": [{"operands": f.variant_text,
+                      "support": f.support_for(toolkit).matrix(targets)}
                      for f in found.forms],
     }
     lines: list[str] = []
@@ -119,7 +138,8 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
         result["supported"] = None
     else:
         t = targets.get(target)
-        ok = any(f.support.supported(targets, target, asked) for f in found.forms)
+        ok = any(f.support_for(toolkit).supported(targets, target, asked)
+                 for f in found.forms)
         result["supported"] = ok
         if ok:
             lines.append(f"{opcode}: supported on {target} at PTX ISA {asked} "
@@ -143,11 +163,12 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     return code, "\n".join(lines)
 
 
-def run(opcode: str, target: str | None, version: str | None, as_json: bool) -> tuple[int, str]:
+def run(opcode: str, target: str | None, version: str | None, as_json: bool,
+        toolkit: str | None = None) -> tuple[int, str]:
     """Answer from the generated rules (``ptxgen.isa.ptx``)."""
     try:
         from ptxgen.isa import ptx
     except ImportError as exc:  # pragma: no cover - only before the first generate
         raise SupportError(f"the generated module ptxgen.isa.ptx is missing ({exc}); "
                            "run 'ptxgen generate'") from None
-    return answer(ptx.instruction_set(), opcode.strip(), target, version, as_json)
+    return answer(ptx.instruction_set(), opcode.strip(), target, version, as_json, toolkit)

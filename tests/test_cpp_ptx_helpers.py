@@ -2,7 +2,8 @@
 
 * the default PTXGEN_PTX_ISA_VERSION follows the compiling toolkit through the spec's
   CUDA-toolkit table (spec/targets.yaml ``cuda_toolkits``): nvcc's and NVRTC's own
-  ``.version`` directive is the oracle for the toolkit installed here, the preprocessor
+  ``.version`` directive is the oracle for the toolkits installed here (nvcc 13.0 and
+  13.5, NVRTC 13.0), the preprocessor
   (g++ with the toolkit macros set) for every row of the table;
 * the generic address of a store (stmatrix) is a ``void*``, of a load (ldmatrix) a
   ``const void*``, as the spec's ``access`` says;
@@ -16,6 +17,8 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+import toolkits
 from cpp import harness
 from cpp.harness import INCLUDE, NVCC_FLAGS
 
@@ -45,14 +48,16 @@ def _probed(ptx_text: str) -> int:
     return int(m.group(1))
 
 
-def test_nvcc_default_is_the_version_nvcc_writes(tmp_path: Path) -> None:
-    nvcc = harness.tool("nvcc")
+@pytest.mark.parametrize("release", toolkits.RELEASES)
+def test_nvcc_default_is_the_version_nvcc_writes(tmp_path: Path, release: str) -> None:
+    """nvcc 13.0 (PATH) and 13.5 (test dependency): 90 and 95, the .version they write."""
+    nvcc = toolkits.require("nvcc", release)
     src = tmp_path / "isa.cu"
     src.write_text(ISA_PROBE)
     out = tmp_path / "isa.ptx"
     harness.run([nvcc, *NVCC_FLAGS, "-arch=sm_90a", "-ptx", str(src), "-o", str(out)])
     text = out.read_text()
-    assert _probed(text) == _code(_ptx_version(text))
+    assert _probed(text) == _code(_ptx_version(text)) == {"13.0": 90, "13.5": 95}[release]
     # ... and the spec's table says the same for this toolkit.
     release = re.search(r"release (\d+\.\d+)", harness.run([nvcc, "--version"]).stdout)
     assert release

@@ -127,15 +127,24 @@ def test_family_specific_target_needs_a_family(spec_copy: Path) -> None:
 
 def test_matrix_versions_and_targets(iset: InstructionSet) -> None:
     t = iset.targets
-    assert t.versions[0] == "7.0" and t.newest == "9.0"
-    assert len(t.targets) == 26
+    # from mma.sync .m8n8k4 (6.4) to CUDA 13.5's PTX ISA 9.5
+    assert t.versions[0] == "6.4" and t.newest == "9.5"
+    assert len(t.targets) == 29
     # Seed 002: sm_101a renamed to sm_110a from PTX ISA 9.0.
     assert t.get("sm_101a").exists_at("8.8") and not t.get("sm_101a").exists_at("9.0")
-    assert t.select("sm_100f") == {"sm_100a", "sm_100f", "sm_103a", "sm_103f"}
+    # sm_107 (CUDA 13.4, PTX ISA 9.4) is in the sm_100 family (ptxas 13.5 compiles
+    # .target sm_100f PTX for -arch=sm_107f)
+    assert t.select("sm_100f") == {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_107a",
+                                   "sm_107f"}
     assert t.select("sm_101f") == {"sm_101a", "sm_101f", "sm_110a", "sm_110f"}
     assert t.select("sm_120f") == {"sm_120a", "sm_120f", "sm_121a", "sm_121f"}
-    # 162 pairs ptxas accepts, less sm_101 / sm_101a / sm_101f at 9.0 (renamed).
-    assert len(t.pairs()) == 159
+    # CUDA 13.0's matrix: the 159 pairs up to 9.0 (sm_101* not at 9.0, sm_88 from 7.3 as
+    # ptxas 13.0 accepts it) plus sm_75 at 6.4 and 6.5.
+    t13 = t.for_toolkit("13.0")
+    assert t13.newest == "9.0" and len(t13.targets) == 26 and len(t13.pairs()) == 161
+    # The ISA's: sm_88 only from 9.0 (15 pairs fewer), 9.1-9.5 on the 23 targets of 9.0
+    # (115), sm_107 / sm_107a / sm_107f at 9.4 and 9.5 (6).
+    assert len(t.pairs()) == 161 - 15 + 115 + 6 == 267
 
 
 def test_every_seed_002_syntax_block_has_forms(iset: InstructionSet) -> None:

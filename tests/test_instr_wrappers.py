@@ -12,6 +12,10 @@
   naming the targets that have the form.
 * Invalid qualifier combinations fail with the spec's rule as a
   static_assert message.
+* nvcc 13.5 (the test dependency nvidia-cuda-nvcc, tests/toolkits.py) compiles
+  the same sample of supported forms for every target of the spec, the sm_107
+  family (new in CUDA 13.4) included, with a whole build (-c) for the a / f
+  targets.
 
 nvcc is required in CI (CI=true); elsewhere the tests skip without it.
 """
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import toolkits
 from ptxas import wrappers
 
 from ptxgen.emit.ptx import wrapper_calls
@@ -35,6 +40,8 @@ from ptxgen.isa import ptx
 ISET = ptx.instruction_set()
 TARGETS = ISET.targets
 NVCC_TARGETS = [t.name for t in TARGETS.targets if t.nvcc]
+# nvcc 13.0 knows the targets of PTX ISA 9.0 (not sm_107*, new in 13.4)
+NVCC13_0_TARGETS = [t.name for t in TARGETS.for_toolkit("13.0").targets if t.nvcc]
 CALLS: dict[str, dict[str, Any]] = {
     k: v for ins in ISET.instructions for k, v in wrapper_calls(ins).items()}
 HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translation units
@@ -115,7 +122,12 @@ def results() -> dict[str, Any]:
     jobs: dict[str, tuple[str, str, list[str], str]] = {}
     for i, (home, keys) in enumerate(_coverage_units()):
         jobs[f"coverage {i} {home}"] = (home, _tu(keys), keys, "cubin")
+    nvcc135 = toolkits.require("nvcc", "13.5")
     for t in NVCC_TARGETS:
+        specific = TARGETS.get(t).suffix != ""
+        keys = _samples(t, True)
+        jobs[f"ok13.5 {t}"] = (t, _tu(keys), keys, "c" if specific else "cubin")
+    for t in NVCC13_0_TARGETS:
         specific = TARGETS.get(t).suffix != ""
         for supported in (True, False):
             keys = _samples(t, supported)
@@ -136,8 +148,9 @@ def results() -> dict[str, Any]:
     def run(name: str) -> tuple[str, tuple[int, str, dict[str, str]]]:
         arch, source, _, mode = jobs[name]
         extra = ["-DPTXGEN_PTX_ISA_VERSION=87"] if name.startswith("version") else []
+        exe = nvcc135 if name.startswith("ok13.5") else None
         return name, wrappers.compile_tu(source, arch, tmp / re.sub(r"\W", "_", name), mode,
-                                         extra, include=include)
+                                         extra, include=include, exe=exe)
 
     order = sorted(jobs, key=lambda n: -len(jobs[n][2]) - 300 * (jobs[n][3] == "c"))
     with ThreadPoolExecutor(max_workers=wrappers.jobs()) as pool:
@@ -159,7 +172,7 @@ def test_every_form_compiles_and_emits_its_instruction(results: dict[str, Any]) 
     assert covered == len(CALLS) == sum(len(i.forms) for i in ISET.instructions)
 
 
-@pytest.mark.parametrize("target", NVCC_TARGETS)
+@pytest.mark.parametrize("target", NVCC13_0_TARGETS)
 def test_supported_forms_compile_on_every_target(results: dict[str, Any], target: str) -> None:
     name = f"ok {target}"
     if name not in results["jobs"]:
@@ -171,6 +184,26 @@ def test_supported_forms_compile_on_every_target(results: dict[str, Any], target
 
 
 @pytest.mark.parametrize("target", NVCC_TARGETS)
+def test_nvcc_13_5_compiles_the_supported_forms_on_every_target(results: dict[str, Any],
+                                                                target: str) -> None:
+    """nvcc 13.5: a kernel per (wrapper, support signature) the target has, sm_107* too."""
+    rc, out, ptx_by_kernel = results["done"][f"ok13.5 {target}"]
+    assert rc == 0, out[-3000:]
+    keys = results["jobs"][f"ok13.5 {target}"][2]
+    assert keys
+    for i, key in enumerate(keys):
+        assert len(_opcode_lines(ptx_by_kernel[f"k{i}"], CALLS[key]["opcode"])) == 1, key
+
+
+def test_nvcc_13_5_covers_every_wrapper_on_the_sm_107_targets(results: dict[str, Any]) -> None:
+    """Every wrapper that has a form on sm_107a / sm_107f is among the kernels built."""
+    for t in ("sm_107a", "sm_107f"):
+        built = {CALLS[k]["function"] for k in results["jobs"][f"ok13.5 {t}"][2]}
+        want = {c["function"] for c in CALLS.values() if _supported(c, t)}
+        assert built == want and "ptxgen::ptx::tcgen05_mma" in built, t
+
+
+@pytest.mark.parametrize("target", NVCC13_0_TARGETS)
 def test_unsupported_forms_fail_naming_the_targets(results: dict[str, Any], target: str) -> None:
     name = f"bad {target}"
     rc, out, ptx_by_kernel = results["done"][name]

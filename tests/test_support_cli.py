@@ -39,7 +39,7 @@ def invalid(*args: str) -> str:
 def test_issue_examples_are_supported(opcode: str, target: str) -> None:
     code, out, err = support(opcode, "--target", target)
     assert (code, err) == (0, "")
-    assert out.startswith(f"{opcode}: supported on {target} at PTX ISA 9.0")
+    assert out.startswith(f"{opcode}: supported on {target} at PTX ISA 9.5")
 
 
 def test_not_supported_lists_where_it_is() -> None:
@@ -99,7 +99,7 @@ def test_a_target_that_does_not_exist_at_the_version_is_not_supported(
 
 def test_default_version_is_the_newest() -> None:
     code, out, _ = support("tcgen05.mma.cta_group::1.kind::f16", "--target", "sm_110a")
-    assert code == 0 and "at PTX ISA 9.0" in out
+    assert code == 0 and "at PTX ISA 9.5" in out
 
 
 def test_table_without_target() -> None:
@@ -109,9 +109,10 @@ def test_table_without_target() -> None:
 
 
 def test_table_per_shape_from_ptxas() -> None:
-    # Seed 004 gives "sm_75 / sm_80" for .f16; ptxas: m16n8k8 needs sm_75, m16n8k16 sm_80.
+    # Seed 004 gives "sm_75 / sm_80" for .f16; ptxas: m16n8k8 needs sm_75, m16n8k16 sm_80;
+    # m16n8k8 exists from PTX ISA 6.5 ("Feature '.m16n8k8' requires PTX ISA .version 6.5").
     out = support("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32")[1]
-    assert "  sm_75    from PTX ISA 7.0" in out.splitlines()
+    assert "  sm_75    from PTX ISA 6.5" in out.splitlines()
     out = support("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")[1]
     assert not any(line.startswith("  sm_75 ") for line in out.splitlines())
 
@@ -143,7 +144,7 @@ def test_json() -> None:
 def test_sparse_examples_are_supported(opcode: str, target: str, first: str) -> None:
     code, out, err = support(opcode, "--target", target)
     assert (code, err) == (0, "")
-    assert out == f"{opcode}: supported on {target} at PTX ISA 9.0 (from {first})\n"
+    assert out == f"{opcode}: supported on {target} at PTX ISA 9.5 (from {first})\n"
 
 
 def test_sparse_gating_from_ptxas() -> None:
@@ -214,5 +215,51 @@ def test_unknown_instruction_target_and_version() -> None:
     assert "unknown instruction" in invalid("mma.async.m16")
     assert "--target: unknown target 'sm_70'" in invalid(
         "wgmma.fence.sync.aligned", "--target", "sm_70")
-    assert "--ptx-isa: '9.1' is not a PTX ISA version" in invalid(
-        "wgmma.fence.sync.aligned", "--ptx-isa", "9.1")
+    assert "--ptx-isa: '9.6' is not a PTX ISA version" in invalid(
+        "wgmma.fence.sync.aligned", "--ptx-isa", "9.6")
+
+
+# -- issue 13: versions where each instruction starts, and toolkit deviations -------------
+
+@pytest.mark.parametrize(("opcode", "first"), [
+    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "6.4"),  # "Feature 'mma' ... 6.4"
+    ("ldmatrix.sync.aligned.m8n8.x4.b16", "6.5"),  # "Feature 'ldmatrix' ... 6.5"
+    ("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", "6.5"),
+    ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", "7.0"),
+])
+def test_versions_start_where_the_instruction_starts(opcode: str, first: str) -> None:
+    code, out, err = support(opcode, "--target", "sm_75")
+    assert (code, err) == (0, "")
+    assert out.endswith(f"(from {first})\n"), out
+
+
+BLOCK_SCALE = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"
+
+
+def test_toolkit_deviations_answer_per_toolkit() -> None:
+    # ISA (and ptxas 13.1-13.5): the form without .scale_vectorsize exists from 8.6
+    code, out, _ = support(BLOCK_SCALE, "--target", "sm_100a", "--ptx-isa", "8.6")
+    assert code == 0 and "(from 8.6)" in out
+    # ptxas 13.0: "Feature '.block32' requires PTX ISA .version 8.8 or later"
+    code, out, _ = support(BLOCK_SCALE, "--target", "sm_100a", "--ptx-isa", "8.6",
+                           "--toolkit", "13.0")
+    assert code == 1 and "needs PTX ISA 8.8 on sm_100a" in out
+    # sm_88: the ISA introduced it in 9.0; ptxas 13.0 accepts it from 7.3
+    mma = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    assert support(mma, "--target", "sm_88", "--ptx-isa", "8.0")[0] == 1
+    assert support(mma, "--target", "sm_88", "--ptx-isa", "8.0", "--toolkit", "13.0")[0] == 0
+    assert support(mma, "--target", "sm_88", "--ptx-isa", "8.0", "--toolkit", "13.5")[0] == 1
+
+
+def test_toolkit_versions_and_targets_are_its_own() -> None:
+    mma = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    code, out, err = support(mma, "--target", "sm_80", "--toolkit", "13.0")
+    assert code == 0 and "at PTX ISA 9.0" in out  # the newest version 13.0 knows
+    code, _, err = support(mma, "--target", "sm_80", "--ptx-isa", "9.5", "--toolkit", "13.0")
+    assert code == 2 and "CUDA 13.0 knows PTX ISA versions up to 9.0" in err
+    code, _, err = support(mma, "--target", "sm_107a", "--toolkit", "13.0")
+    assert code == 2 and "unknown target 'sm_107a'" in err
+    code, _, err = support(mma, "--toolkit", "12.42")
+    assert code == 2 and "--toolkit: unknown toolkit '12.42'" in err
+    code, out, _ = support(mma, "--target", "sm_107a", "--toolkit", "13.5")
+    assert code == 0 and "at PTX ISA 9.5 (from 9.4)" in out

@@ -24,6 +24,8 @@ from ptxgen.instructions import InstructionSet, Lookup, PtxFormError
 
 TARGETS: dict[str, Any] = {
     "ptx_isa_versions": [
+        "6.4",
+        "6.5",
         "7.0",
         "7.1",
         "7.2",
@@ -43,6 +45,11 @@ TARGETS: dict[str, Any] = {
         "8.7",
         "8.8",
         "9.0",
+        "9.1",
+        "9.2",
+        "9.3",
+        "9.4",
+        "9.5",
     ],
     "suffixes": [
         {"suffix": "", "name": "baseline", "cuda_macros": ["__CUDA_ARCH__"]},
@@ -63,6 +70,8 @@ TARGETS: dict[str, Any] = {
     ],
     "cuda_toolkits": {
         "versions": [
+            {"cuda": "10.1", "ptx_isa": "6.4"},
+            {"cuda": "10.2", "ptx_isa": "6.5"},
             {"cuda": "11.0", "ptx_isa": "7.0"},
             {"cuda": "11.1", "ptx_isa": "7.1"},
             {"cuda": "11.2", "ptx_isa": "7.2"},
@@ -83,19 +92,39 @@ TARGETS: dict[str, Any] = {
             {"cuda": "12.8", "ptx_isa": "8.7"},
             {"cuda": "12.9", "ptx_isa": "8.8"},
             {"cuda": "13.0", "ptx_isa": "9.0"},
+            {"cuda": "13.1", "ptx_isa": "9.1"},
+            {"cuda": "13.2", "ptx_isa": "9.2"},
+            {"cuda": "13.3", "ptx_isa": "9.3"},
+            {"cuda": "13.4", "ptx_isa": "9.4"},
+            {"cuda": "13.5", "ptx_isa": "9.5"},
         ],
     },
     "families": [
-        {"name": "sm_100", "members": [100, 103]},
+        {"name": "sm_100", "members": [100, 103, 107], "note": "sm_107"},
         {"name": "sm_110", "members": [101, 110], "note": "sm_101-renamed"},
         {"name": "sm_120", "members": [120, 121]},
     ],
     "targets": [
-        {"name": "sm_75", "since": "7.0", "note": "matrix-floor"},
-        {"name": "sm_80", "since": "7.0", "note": "matrix-floor"},
+        {"name": "sm_75", "since": "6.4", "note": "matrix-floor"},
+        {"name": "sm_80", "since": "7.0"},
         {"name": "sm_86", "since": "7.1"},
         {"name": "sm_87", "since": "7.4"},
-        {"name": "sm_88", "since": "7.3", "note": "sm_88"},
+        {
+            "name": "sm_88",
+            "since": "9.0",
+            "note": "sm_88",
+            "deviations": [
+                {
+                    "toolkits": ["13.0"],
+                    "since": "7.3",
+                    "ptxas": (
+                        "ptxas 13.0 (V13.0.88) assembles .target sm_88 from .version 7.3; "
+                        "ptxas 13.1-13.5: \"PTX .version 8.8 does not support .target sm_88\" "
+                        "(and the same for 7.3-8.7)"
+                    ),
+                },
+            ],
+        },
         {"name": "sm_89", "since": "7.8"},
         {"name": "sm_90", "since": "7.8"},
         {"name": "sm_90a", "since": "8.0"},
@@ -126,6 +155,9 @@ TARGETS: dict[str, Any] = {
         {"name": "sm_103", "since": "8.8"},
         {"name": "sm_103a", "since": "8.8"},
         {"name": "sm_103f", "since": "8.8"},
+        {"name": "sm_107", "since": "9.4", "note": "sm_107"},
+        {"name": "sm_107a", "since": "9.4", "note": "sm_107"},
+        {"name": "sm_107f", "since": "9.4", "note": "sm_107"},
         {"name": "sm_110", "since": "9.0"},
         {"name": "sm_110a", "since": "9.0"},
         {"name": "sm_110f", "since": "9.0"},
@@ -151,7 +183,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "ldmatrix",
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n16", "m8n16"]},
-                        {"name": "num", "text": ".{}", "values": ["x1", "x2", "x4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4"],
+                            "ptxas_leniency": {
+                                "values": ["x8", "x16", "x32", "x64", "x128"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "ldmatrix.sync.aligned.m8n8.x128.b16 {d0}, [p]; assembles "
+                                    "on every target (ptxas 13.0 and 13.5), whatever the "
+                                    "register count; the ISA's .num is .x1, .x2 or .x4"
+                                ),
+                            },
+                        },
                         {"name": "trans", "text": ".trans", "flag": True},
                         {
                             "name": "ss",
@@ -187,7 +232,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "d": {"by": "num", "values": {"x1": 1, "x2": 2, "x4": 4}},
                             },
                             "targets": ["sm_75+"],
-                            "since": "7.0",
+                            "since": "6.5",
                         },
                         {
                             "id": "m16n16-b8",
@@ -258,7 +303,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "stmatrix",
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n8"]},
-                        {"name": "num", "text": ".{}", "values": ["x1", "x2", "x4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4"],
+                            "ptxas_leniency": {
+                                "values": ["x8", "x16", "x32", "x64", "x128"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "stmatrix.sync.aligned.m8n8.x16.b16 [p], {d0}; assembles "
+                                    "(ptxas 13.0 and 13.5); the ISA's .num is .x1, .x2 or .x4"
+                                ),
+                            },
+                        },
                         {"name": "trans", "text": ".trans", "flag": True},
                         {
                             "name": "ss",
@@ -1182,6 +1239,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".kind::{}",
                             "values": ["f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["f16", "tf32", "i8"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "mma.sync.aligned.m16n8k16.row"
+                                    ".col.kind::f16.f16.e4m3.e4m3.f16 assembles on sm_100a "
+                                    "(and .kind::tf32, .kind::i8; ptxas 13.0 and 13.5), the "
+                                    "kinds of tcgen05.mma; the ISA gives mma.sync "
+                                    ".kind::f8f6f4 and the block-scaled kinds only"
+                                ),
+                            },
                         },
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
                         {
@@ -1371,7 +1439,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "d": {"by": "dtype", "values": {"f16": 4, "f32": 8}},
                             },
                             "targets": ["sm_75+"],
-                            "since": "7.0",
+                            "since": "6.4",
                         },
                         {
                             "id": "f16-m16n8k8",
@@ -1389,7 +1457,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "d": {"by": "dtype", "values": {"f16": 2, "f32": 4}},
                             },
                             "targets": ["sm_75+"],
-                            "since": "7.0",
+                            "since": "6.5",
                         },
                         {
                             "id": "f16-m16n8k16",
@@ -1648,7 +1716,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "operands": {"a": 1, "b": 1, "c": 2, "d": 2},
                             "targets": ["sm_75+"],
-                            "since": "7.0",
+                            "since": "6.5",
                         },
                         {
                             "id": "int8-m16n8k16",
@@ -1690,7 +1758,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "operands": {"a": 1, "b": 1, "c": 2, "d": 2},
                             "targets": ["sm_75+"],
-                            "since": "7.0",
+                            "since": "6.5",
                         },
                         {
                             "id": "int4-m16n8k32",
@@ -2399,7 +2467,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "kind-mxf4-sparse",
                             "when": {"sp": True, "kind": ["mxf4", "mxf4nvf4"]},
-                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_110a"],
+                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
                         },
                         {"id": "kind-mxf4nvf4", "when": {"kind": "mxf4nvf4"}, "since": "8.7"},
                         {
@@ -2411,13 +2479,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "scale_vec::4X",
                                 ],
                             },
-                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_110a"],
+                            "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
                         },
                         {
                             "id": "block-n",
                             "when": {
                                 "block_scale": True,
-                                "scale_vectorsize": ["none", "block16", "block32"],
+                                "scale_vectorsize": ["block16", "block32"],
                             },
                             "since": "8.8",
                         },
@@ -2425,6 +2493,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "scale-input-d",
                             "when": {"scale_input_d": True},
                             "targets": ["sm_100a", "sm_100f"],
+                        },
+                    ],
+                    "deviations": [
+                        {
+                            "id": "omitted-scale-vectorsize-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"block_scale": True, "scale_vectorsize": "none"},
+                            "since": "8.8",
                         },
                     ],
                     "wrappers": [
@@ -2942,12 +3018,12 @@ FORM_COUNTS: dict[str, int] = {
     "wgmma_wait_group": 1,
 }
 FORM_DIGESTS: dict[str, str] = {
-    "ldmatrix": "083737a2e2c96814c53ab6496e4dfab2d8dc8da0bcf0d82d1d1f470d0554935f",
-    "stmatrix": "571991665bfb6dfff49c0d0d4c3fcb61cc19ad3e6aecf29e3264f3795a2d1d00",
-    "mma_sp": "30d8c9b20bbaae96bd88390482422580468e5e1fe1eac604f64d0d245378a0c1",
-    "mma_sp_ordered_metadata": "65ba6c0bcded020f9ab104c7804ff5559efd4b671b08906631bb304b73178e8e",
-    "mma_sync": "c9caac53ef430b7f186a47aeac3a54baef083cab78e14d03c7cdfb21baa418b5",
-    "tcgen05_mma": "d50d48fec4526b450c60a3e393a9105c3eb36e0994f1ef3b219ab84181de3153",
+    "ldmatrix": "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
+    "stmatrix": "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
+    "mma_sp": "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
+    "mma_sp_ordered_metadata": "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
+    "mma_sync": "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
+    "tcgen05_mma": "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
     "wgmma_mma_async": "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp": "9485c735eba8462f62fa544497bddb1f1511d502c896ba8662ca9d403e28530a",
     "wgmma_fence": "3952fe5a369acdb08dfa6cab5c44fe97225114de558374aa37396baa405cef73",

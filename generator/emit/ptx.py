@@ -367,6 +367,16 @@ def _mask(targets: Targets, names: Iterable[str]) -> str:
     return f"0x{bits:x}ull"
 
 
+def and_later_from(targets: Targets, names: frozenset[str]) -> int:
+    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target: the
+    lowest sm_XY such that every target from sm_XY on (any suffix) has the form, as
+    XY0; 0 when there is none (the form is architecture- or family-specific)."""
+    for t in sorted((t for t in targets.targets if t.suffix == ""), key=lambda t: t.sm):
+        if targets.select(f"sm_{t.sm}+") <= names:
+            return t.cuda_arch
+    return 0
+
+
 def _since(since: str | None) -> int:
     if since is None:
         return 0
@@ -621,7 +631,8 @@ class _Wrapper:
         sup = f.support
         targets = self.ins.targets
         assert targets is not None
-        return {"mask": _mask(targets, sup.targets), "since": _since(sup.since),
+        return {"mask": _mask(targets, sup.targets),
+                "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
                 "error": error_name(self.w, targets, sup.targets, sup.since),
                 "asm": self.asm(f, imm_refs), "opcode": f.opcode}
 
@@ -808,7 +819,12 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
                 for v, c in sorted(first.items(), reverse=True)]
     reg_types = sorted({(code, ctype) for ctype, _, code in
                         [*REG.values(), *GENERIC_ADDRESS.values()]})
+    newer = escape.ident(f"ptxgen_target_newer_than_the_spec_ptx_isa_{t.newest.replace('.', '_')}"
+                         "_update_it_with_ptxgen_probe_and_generate_or_define_"
+                         "PTXGEN_PTX_ALLOW_NEWER_TARGETS")
     return {"detect": detect, "targets": [x.name for x in t.targets], "reg_types": reg_types,
+            "newer_name": newer, "newest_text": t.newest,
+            "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
             "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
             "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
@@ -853,7 +869,7 @@ def _prov_text(p: Any) -> str:
     if p.document:
         parts.append(p.document)
     if p.ptxas:
-        parts.append(f"ptxas 13.0: {p.ptxas}")
+        parts.append(f"ptxas: {p.ptxas}")
     if p.note:
         parts.append(f"note {p.note}")
     return "; ".join(parts) or "-"
@@ -924,6 +940,12 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                           "since": md(gt.since or "-"),
                           "provenance": md(_prov_text(gt.provenance))})
             ptxas_only(f"gate {gt.id}", gt.provenance)
+        for dv in ins.deviations:
+            gates.append({"id": md(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})"),
+                          "when": md(dv.when.text()),
+                          "targets": md(", ".join(dv.selectors) or "all"),
+                          "since": md(dv.since or "-"),
+                          "provenance": md(_prov_text(dv.provenance))})
         out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
                     "description": escape.md_text(ins.description), "forms": len(ins.forms),
                     "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
@@ -936,7 +958,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             f"{len(iset.instructions)} instructions, {total} valid forms, "
             f"{len(t.pairs())} (target, PTX ISA version) pairs: "
             f"{total * len(t.pairs())} form x target x version answers, all derived from "
-            "the rules below and checked against ptxas 13.0 by "
+            "the rules below and checked against ptxas 13.0 and 13.5 (each with the "
+            "deviations the spec records for its toolkit) by "
             "generated/tests/test_ptxas_conformance.py."),
         "targets": escape.md_text(", ".join(x.name for x in t.targets)),
         "versions": escape.md_text(f"{t.versions[0]} ... {t.versions[-1]}"),

@@ -77,6 +77,13 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
         sms.add(sm)
         c.version(path + ("since",), t["since"], versions)
         c.note_ref(path + ("note",), t.get("note"))
+        toolkits = {str(r["cuda"]) for r in d.get("cuda_toolkits", {}).get("versions", [])}
+        for j, dev in enumerate(t.get("deviations", [])):
+            dp = path + ("deviations", j)
+            c.version(dp + ("since",), dev["since"], versions)
+            for m, tk in enumerate(dev["toolkits"]):
+                if tk not in toolkits:
+                    c.err(dp + ("toolkits", m), f"toolkit {tk} is not in cuda_toolkits")
         if suffix == "f" and sm not in fam_of:
             c.err(path + ("name",), f"{name} is family-specific but sm_{sm} is in no family")
     for name, i in names.items():
@@ -236,7 +243,12 @@ class _InstrChecker(_Checker):
                 if dname not in qual_domains or dname == q["name"]:
                     self.err(base + ("qualifiers", i, "derived", j),
                              f"{dname!r} is not another qualifier")
-        for key in ("combinations", "rules", "gates", "wrappers", "seed_syntax"):
+        for i, dev in enumerate(raw.get("deviations", [])):
+            for k, tk in enumerate(dev["toolkits"]):
+                if self.targets is not None and tk not in self.targets.toolkit_names:
+                    self.err(base + ("deviations", i, "toolkits", k),
+                             f"toolkit {tk} is not in cuda_toolkits (spec/targets.yaml)")
+        for key in ("combinations", "rules", "gates", "deviations", "wrappers", "seed_syntax"):
             seen: set[str] = set()
             for i, item in enumerate(raw.get(key, [])):
                 p = base + (key, i)

@@ -74,8 +74,8 @@ def snapshot_include(dst: Path) -> Path:
 
 
 def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
-               extra: Iterable[str] = (), include: Path | None = None
-               ) -> tuple[int, str, dict[str, str]]:
+               extra: Iterable[str] = (), include: Path | None = None,
+               exe: str | None = None) -> tuple[int, str, dict[str, str]]:
     """Compile with nvcc; returns (exit status, output, {kernel: PTX}) of the
     architecture-specific pass (for -arch=sm_100a: compute_100a).
 
@@ -83,7 +83,7 @@ def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
     pass for a / f targets, the target's pass and ptxas); "cubin" only the
     device code of the target itself (faster); "ptx" stops before ptxas.
     """
-    exe = nvcc()
+    exe = exe or nvcc()
     if exe is None:
         raise FileNotFoundError("nvcc is not on PATH")
     workdir.mkdir(parents=True, exist_ok=True)

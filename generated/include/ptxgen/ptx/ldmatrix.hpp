@@ -83,10 +83,10 @@ enum class stmatrix_type : int {
 };
 
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
@@ -211,7 +211,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -220,7 +220,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -229,7 +229,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -238,7 +238,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -247,7 +247,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -256,7 +256,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -265,7 +265,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -274,7 +274,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -283,7 +283,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -292,7 +292,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -301,7 +301,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -310,7 +310,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -319,7 +319,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -328,7 +328,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -337,7 +337,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -346,7 +346,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -355,7 +355,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -364,7 +364,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b1
     // ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
                          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -373,7 +373,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -382,7 +382,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -391,7 +391,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -400,7 +400,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -409,7 +409,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -418,7 +418,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -427,7 +427,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -436,7 +436,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -445,7 +445,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -454,7 +454,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -463,7 +463,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -472,7 +472,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -481,7 +481,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -490,7 +490,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -499,7 +499,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -508,7 +508,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -517,7 +517,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -526,7 +526,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::
     // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -535,7 +535,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -544,7 +544,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
     }
 };
@@ -553,7 +553,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -562,7 +562,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -571,7 +571,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -580,7 +580,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
     }
 };
@@ -589,7 +589,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -598,7 +598,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
     }
 };
@@ -607,7 +607,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -616,7 +616,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -625,7 +625,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -634,7 +634,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
     }
 };
@@ -643,7 +643,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -652,7 +652,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
     }
 };
@@ -661,7 +661,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -670,7 +670,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -679,7 +679,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -688,7 +688,7 @@ struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b
     // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
     }
 };
@@ -744,7 +744,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -753,7 +753,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -762,7 +762,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -771,7 +771,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -780,7 +780,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -789,7 +789,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -798,7 +798,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -807,7 +807,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -816,7 +816,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -825,7 +825,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -834,7 +834,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -843,7 +843,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -852,7 +852,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -861,7 +861,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -870,7 +870,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -879,7 +879,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -888,7 +888,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -897,7 +897,7 @@ struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b1
     // stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -906,7 +906,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.b8 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -915,7 +915,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.shared.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -924,7 +924,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
     }
 };
@@ -933,7 +933,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.b8 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -942,7 +942,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.shared.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -951,7 +951,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
     }
 };
@@ -960,7 +960,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.b8 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -969,7 +969,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.shared.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };
@@ -978,7 +978,7 @@ struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b
     // stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
     }
 };

@@ -202,7 +202,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5();
@@ -907,7 +907,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f16, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -916,7 +916,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -925,7 +925,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f16, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -934,7 +934,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::f1
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -943,7 +943,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::bf
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -952,7 +952,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::f32, mma_sp_atype::bf
     // mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -961,7 +961,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k8, mma_sp_dtype::f32, mma_sp_atype::tf3
     // mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -970,7 +970,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k16, mma_sp_dtype::f32, mma_sp_atype::tf
     // mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -979,7 +979,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -988,7 +988,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -997,7 +997,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1006,7 +1006,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1015,7 +1015,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1024,7 +1024,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1033,7 +1033,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1042,7 +1042,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k32, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1051,7 +1051,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1060,7 +1060,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1069,7 +1069,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1078,7 +1078,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1087,7 +1087,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1096,7 +1096,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1105,7 +1105,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1114,7 +1114,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s8
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1123,7 +1123,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1132,7 +1132,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1141,7 +1141,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1150,7 +1150,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1159,7 +1159,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1168,7 +1168,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::u4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1177,7 +1177,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1186,7 +1186,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::s32, mma_sp_atype::s4
     // mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1195,7 +1195,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1204,7 +1204,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1213,7 +1213,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1222,7 +1222,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1231,7 +1231,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1240,7 +1240,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::u
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1249,7 +1249,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1258,7 +1258,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k128, mma_sp_dtype::s32, mma_sp_atype::s
     // mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1267,7 +1267,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1276,7 +1276,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e4
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1285,7 +1285,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1294,7 +1294,7 @@ struct mma_sp_forms0<mma_sp_shape::m16n8k64, mma_sp_dtype::f32, mma_sp_atype::e5
     // mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1369,7 +1369,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1378,7 +1378,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1387,7 +1387,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1396,7 +1396,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1405,7 +1405,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1414,7 +1414,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1423,7 +1423,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k8, mm
     // mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1432,7 +1432,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k16, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1441,7 +1441,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1450,7 +1450,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1459,7 +1459,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1468,7 +1468,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1477,7 +1477,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1486,7 +1486,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1495,7 +1495,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1504,7 +1504,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k32, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1513,7 +1513,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1522,7 +1522,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1531,7 +1531,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1540,7 +1540,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1549,7 +1549,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1558,7 +1558,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1567,7 +1567,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1576,7 +1576,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1585,7 +1585,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1594,7 +1594,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1603,7 +1603,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1612,7 +1612,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1621,7 +1621,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1630,7 +1630,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1639,7 +1639,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1648,7 +1648,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1657,7 +1657,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1666,7 +1666,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1675,7 +1675,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1684,7 +1684,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1693,7 +1693,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1702,7 +1702,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1711,7 +1711,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1720,7 +1720,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k128, 
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1729,7 +1729,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1738,7 +1738,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1747,7 +1747,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1756,7 +1756,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1765,7 +1765,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1774,7 +1774,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1783,7 +1783,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1792,7 +1792,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1801,7 +1801,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1810,7 +1810,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1819,7 +1819,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1828,7 +1828,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1837,7 +1837,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1846,7 +1846,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1855,7 +1855,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1864,7 +1864,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1873,7 +1873,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1882,7 +1882,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1891,7 +1891,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1900,7 +1900,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1909,7 +1909,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1918,7 +1918,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1927,7 +1927,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1936,7 +1936,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1945,7 +1945,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1954,7 +1954,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1963,7 +1963,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1972,7 +1972,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1981,7 +1981,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1990,7 +1990,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -1999,7 +1999,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2008,7 +2008,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2017,7 +2017,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2026,7 +2026,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2035,7 +2035,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2044,7 +2044,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2053,7 +2053,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2062,7 +2062,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2071,7 +2071,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2080,7 +2080,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2089,7 +2089,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2098,7 +2098,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2107,7 +2107,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2116,7 +2116,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2125,7 +2125,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2134,7 +2134,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2143,7 +2143,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2152,7 +2152,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2161,7 +2161,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2170,7 +2170,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2179,7 +2179,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2188,7 +2188,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2197,7 +2197,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2206,7 +2206,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2215,7 +2215,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2224,7 +2224,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2233,7 +2233,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2242,7 +2242,7 @@ struct mma_sp_ordered_metadata_forms0<mma_sp_ordered_metadata_shape::m16n8k64, m
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value)));
     }
 };
@@ -2324,7 +2324,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2333,7 +2333,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2342,7 +2342,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2351,7 +2351,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2360,7 +2360,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2369,7 +2369,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2378,7 +2378,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2387,7 +2387,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2396,7 +2396,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2405,7 +2405,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2414,7 +2414,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2423,7 +2423,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2432,7 +2432,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2441,7 +2441,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2450,7 +2450,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2459,7 +2459,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2468,7 +2468,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2477,7 +2477,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2486,7 +2486,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2495,7 +2495,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2504,7 +2504,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2513,7 +2513,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2522,7 +2522,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2531,7 +2531,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2540,7 +2540,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2549,7 +2549,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2558,7 +2558,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2567,7 +2567,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2576,7 +2576,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2585,7 +2585,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2594,7 +2594,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2603,7 +2603,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2612,7 +2612,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2621,7 +2621,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2630,7 +2630,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2639,7 +2639,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2648,7 +2648,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2657,7 +2657,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2666,7 +2666,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2675,7 +2675,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2684,7 +2684,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2693,7 +2693,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2702,7 +2702,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2711,7 +2711,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2720,7 +2720,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2729,7 +2729,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2738,7 +2738,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2747,7 +2747,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2756,7 +2756,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2765,7 +2765,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2774,7 +2774,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2783,7 +2783,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2792,7 +2792,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };
@@ -2801,7 +2801,7 @@ struct mma_sp_ordered_metadata_block_scale_forms0<mma_sp_ordered_metadata_shape:
     // mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7, class PtxgenT8, class PtxgenT9>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 sp_meta, PtxgenT5, PtxgenT6 scale_a, PtxgenT7, PtxgenT8 scale_b, PtxgenT9) {
-        PTXGEN_PTX_GATED(0x1200000ull, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
                          asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenT5::value), "r"(scale_a), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1]), "r"(scale_b), "n"(PtxgenT9::values[0]), "n"(PtxgenT9::values[1])));
     }
 };

@@ -145,9 +145,11 @@ enum class mma_sync_bitop : int {
 
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
@@ -723,7 +725,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -732,7 +734,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -741,7 +743,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -750,7 +752,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -759,7 +761,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -768,7 +770,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -777,7 +779,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -786,7 +788,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -795,7 +797,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -804,7 +806,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -813,7 +815,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -822,7 +824,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::col, mma_sync_b
     // mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
                          asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32 " "" PTXGEN_PTX_V0_8 ", {%8, %9}, {%10, %11}, " PTXGEN_PTX_V12_8 ";" : PTXGEN_PTX_OPS8("=f", d) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), PTXGEN_PTX_OPS8("f", c)));
     }
 };
@@ -831,7 +833,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -840,7 +842,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -849,7 +851,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -858,7 +860,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -867,7 +869,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -876,7 +878,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -885,7 +887,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -894,7 +896,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -903,7 +905,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -912,7 +914,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -921,7 +923,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -930,7 +932,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -939,7 +941,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -948,7 +950,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -957,7 +959,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -966,7 +968,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -975,7 +977,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -984,7 +986,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -993,7 +995,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1002,7 +1004,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1011,7 +1013,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1020,7 +1022,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1029,7 +1031,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1038,7 +1040,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffe0ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1047,7 +1049,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1056,7 +1058,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1065,7 +1067,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1074,7 +1076,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1083,7 +1085,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1092,7 +1094,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1101,7 +1103,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1110,7 +1112,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1119,7 +1121,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1128,7 +1130,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1137,7 +1139,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1146,7 +1148,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1155,7 +1157,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1164,7 +1166,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1173,7 +1175,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1182,7 +1184,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1191,7 +1193,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1200,7 +1202,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1209,7 +1211,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1218,7 +1220,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1227,7 +1229,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1236,7 +1238,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1245,7 +1247,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1254,7 +1256,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1263,7 +1265,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1272,7 +1274,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1281,7 +1283,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1290,7 +1292,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1299,7 +1301,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1308,7 +1310,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1317,7 +1319,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1326,7 +1328,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x36db600ull, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1335,7 +1337,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1344,7 +1346,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1353,7 +1355,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1362,7 +1364,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1371,7 +1373,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1380,7 +1382,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1389,7 +1391,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1398,7 +1400,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1407,7 +1409,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1416,7 +1418,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1425,7 +1427,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1434,7 +1436,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1443,7 +1445,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1452,7 +1454,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1461,7 +1463,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1470,7 +1472,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1479,7 +1481,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1488,7 +1490,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])));
     }
 };
@@ -1497,7 +1499,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k4, mma_sync_alayout::row, mma_sync_b
     // mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=d"(d[0]), "=d"(d[1]) : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1])));
     }
 };
@@ -1506,7 +1508,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k4, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1515,7 +1517,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k8, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1524,7 +1526,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffc0ull, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_8 ", {%12, %13, %14, %15}, {%16, %17, %18, %19};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : PTXGEN_PTX_OPS8("d", a), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3])));
     }
 };
@@ -1533,7 +1535,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1542,7 +1544,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1551,7 +1553,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1560,7 +1562,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1569,7 +1571,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1578,7 +1580,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1587,7 +1589,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1596,7 +1598,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k16, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1605,7 +1607,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1614,7 +1616,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1623,7 +1625,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1632,7 +1634,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1641,7 +1643,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1650,7 +1652,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1659,7 +1661,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1668,7 +1670,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k16, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1677,7 +1679,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1686,7 +1688,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1695,7 +1697,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1704,7 +1706,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1713,7 +1715,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1722,7 +1724,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1731,7 +1733,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1740,7 +1742,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1749,7 +1751,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1758,7 +1760,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1767,7 +1769,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1776,7 +1778,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1785,7 +1787,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1794,7 +1796,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1803,7 +1805,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1812,7 +1814,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k32, mma_sync_alayout::row, mma_sync_
     // mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
                          asm volatile("mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1821,7 +1823,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1830,7 +1832,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1839,7 +1841,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1848,7 +1850,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1857,7 +1859,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1866,7 +1868,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1875,7 +1877,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1884,7 +1886,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k32, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1893,7 +1895,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1902,7 +1904,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1911,7 +1913,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1920,7 +1922,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1929,7 +1931,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1938,7 +1940,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1947,7 +1949,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1956,7 +1958,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k64, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1965,7 +1967,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3ffffffull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1974,7 +1976,7 @@ struct mma_sync_forms0<mma_sync_shape::m8n8k128, mma_sync_alayout::row, mma_sync
     // mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1])));
     }
 };
@@ -1983,7 +1985,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -1992,7 +1994,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k128, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -2001,7 +2003,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -2010,7 +2012,7 @@ struct mma_sync_forms0<mma_sync_shape::m16n8k256, mma_sync_alayout::row, mma_syn
     // mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c) {
-        PTXGEN_PTX_GATED(0x3fffffeull, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
                          asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])));
     }
 };
@@ -2101,7 +2103,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2110,7 +2112,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2119,7 +2121,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2128,7 +2130,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2137,7 +2139,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2146,7 +2148,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2155,7 +2157,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2164,7 +2166,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2173,7 +2175,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2182,7 +2184,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2191,7 +2193,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2200,7 +2202,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2209,7 +2211,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2218,7 +2220,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2227,7 +2229,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2236,7 +2238,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2245,7 +2247,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2254,7 +2256,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2263,7 +2265,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2272,7 +2274,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2281,7 +2283,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2290,7 +2292,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2299,7 +2301,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2308,7 +2310,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2317,7 +2319,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2326,7 +2328,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2335,7 +2337,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2344,7 +2346,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2353,7 +2355,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2362,7 +2364,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e4m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2371,7 +2373,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2380,7 +2382,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2389,7 +2391,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2398,7 +2400,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2407,7 +2409,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e5m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2416,7 +2418,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2425,7 +2427,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2434,7 +2436,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2443,7 +2445,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2452,7 +2454,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e3m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2461,7 +2463,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2470,7 +2472,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2479,7 +2481,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2488,7 +2490,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2497,7 +2499,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2506,7 +2508,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2515,7 +2517,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2524,7 +2526,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2533,7 +2535,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2542,7 +2544,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k32, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2551,7 +2553,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2560,7 +2562,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2569,7 +2571,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };
@@ -2578,7 +2580,7 @@ struct mma_sync_block_scale_forms0<mma_sync_shape::m16n8k64, mma_sync_atype::e2m
     // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6, class PtxgenT7>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, const PtxgenT1& a, const PtxgenT2& b, const PtxgenT3& c, PtxgenT4 scale_a, PtxgenT5, PtxgenT6 scale_b, PtxgenT7) {
-        PTXGEN_PTX_GATED(0x3600000ull, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
                          asm volatile("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenT5::values[0]), "n"(PtxgenT5::values[1]), "r"(scale_b), "n"(PtxgenT7::values[0]), "n"(PtxgenT7::values[1])));
     }
 };

@@ -35,24 +35,28 @@
 #define PTXGEN_PTX_TARGET 12 /* sm_101a */
 #elif (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1030) || defined(__CUDA_ARCH_FEAT_SM103_ALL)
 #define PTXGEN_PTX_TARGET 15 /* sm_103a */
+#elif (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1070) || defined(__CUDA_ARCH_FEAT_SM107_ALL)
+#define PTXGEN_PTX_TARGET 18 /* sm_107a */
 #elif (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1100) || defined(__CUDA_ARCH_FEAT_SM110_ALL)
-#define PTXGEN_PTX_TARGET 18 /* sm_110a */
+#define PTXGEN_PTX_TARGET 21 /* sm_110a */
 #elif (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1200) || defined(__CUDA_ARCH_FEAT_SM120_ALL)
-#define PTXGEN_PTX_TARGET 21 /* sm_120a */
+#define PTXGEN_PTX_TARGET 24 /* sm_120a */
 #elif (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1210) || defined(__CUDA_ARCH_FEAT_SM121_ALL)
-#define PTXGEN_PTX_TARGET 24 /* sm_121a */
+#define PTXGEN_PTX_TARGET 27 /* sm_121a */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1000
 #define PTXGEN_PTX_TARGET 10 /* sm_100f */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1010
 #define PTXGEN_PTX_TARGET 13 /* sm_101f */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1030
 #define PTXGEN_PTX_TARGET 16 /* sm_103f */
+#elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1070
+#define PTXGEN_PTX_TARGET 19 /* sm_107f */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1100
-#define PTXGEN_PTX_TARGET 19 /* sm_110f */
+#define PTXGEN_PTX_TARGET 22 /* sm_110f */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1200
-#define PTXGEN_PTX_TARGET 22 /* sm_120f */
+#define PTXGEN_PTX_TARGET 25 /* sm_120f */
 #elif defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1210
-#define PTXGEN_PTX_TARGET 25 /* sm_121f */
+#define PTXGEN_PTX_TARGET 28 /* sm_121f */
 #elif __CUDA_ARCH__ == 750
 #define PTXGEN_PTX_TARGET 0 /* sm_75 */
 #elif __CUDA_ARCH__ == 800
@@ -73,14 +77,44 @@
 #define PTXGEN_PTX_TARGET 11 /* sm_101 */
 #elif __CUDA_ARCH__ == 1030
 #define PTXGEN_PTX_TARGET 14 /* sm_103 */
+#elif __CUDA_ARCH__ == 1070
+#define PTXGEN_PTX_TARGET 17 /* sm_107 */
 #elif __CUDA_ARCH__ == 1100
-#define PTXGEN_PTX_TARGET 17 /* sm_110 */
+#define PTXGEN_PTX_TARGET 20 /* sm_110 */
 #elif __CUDA_ARCH__ == 1200
-#define PTXGEN_PTX_TARGET 20 /* sm_120 */
+#define PTXGEN_PTX_TARGET 23 /* sm_120 */
 #elif __CUDA_ARCH__ == 1210
-#define PTXGEN_PTX_TARGET 23 /* sm_121 */
+#define PTXGEN_PTX_TARGET 26 /* sm_121 */
 #else
 #define PTXGEN_PTX_TARGET -2
+#endif
+
+// __CUDA_ARCH__ in device code, -1 in host code.
+#if defined(__CUDA_ARCH__)
+#define PTXGEN_PTX_ARCH __CUDA_ARCH__
+#else
+#define PTXGEN_PTX_ARCH -1
+#endif
+
+// 1 when the target being compiled is an architecture- or family-specific
+// target that the spec does not know: one newer than the spec (PTX ISA
+// 9.5, targets up to sm_121f). A form that the spec gives to "sm_XY
+// and later" is still emitted there (__CUDA_ARCH__ >= XY0); an arch- or
+// family-specific form fails to build, in ptxas: "Unresolved extern function
+// 'ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS'",
+// unless PTXGEN_PTX_ALLOW_NEWER_TARGETS is defined: then the wrappers emit
+// every form on such a target and ptxas decides. Regenerating from a spec that
+// knows the target (`ptxgen probe`, `ptxgen generate`) is the better fix.
+#if PTXGEN_PTX_TARGET == -2 && \
+    (defined(__CUDA_ARCH_SPECIFIC__) || defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
+#define PTXGEN_PTX_NEWER_TARGET 1
+#else
+#define PTXGEN_PTX_NEWER_TARGET 0
+#endif
+#if defined(PTXGEN_PTX_ALLOW_NEWER_TARGETS)
+#define PTXGEN_PTX_NEWER_TARGET_ALLOWED 1
+#else
+#define PTXGEN_PTX_NEWER_TARGET_ALLOWED 0
 #endif
 
 // The PTX ISA version the wrappers may assume, as major * 10 + minor: by default
@@ -90,7 +124,17 @@
 // before including ptxgen headers to assume another version.
 #ifndef PTXGEN_PTX_ISA_VERSION
 #if !defined(__CUDACC_VER_MAJOR__)
-#define PTXGEN_PTX_ISA_VERSION 90
+#define PTXGEN_PTX_ISA_VERSION 95
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1305 /* CUDA 13.5 */
+#define PTXGEN_PTX_ISA_VERSION 95 /* PTX ISA 9.5 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1304 /* CUDA 13.4 */
+#define PTXGEN_PTX_ISA_VERSION 94 /* PTX ISA 9.4 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1303 /* CUDA 13.3 */
+#define PTXGEN_PTX_ISA_VERSION 93 /* PTX ISA 9.3 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1302 /* CUDA 13.2 */
+#define PTXGEN_PTX_ISA_VERSION 92 /* PTX ISA 9.2 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1301 /* CUDA 13.1 */
+#define PTXGEN_PTX_ISA_VERSION 91 /* PTX ISA 9.1 */
 #elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1300 /* CUDA 13.0 */
 #define PTXGEN_PTX_ISA_VERSION 90 /* PTX ISA 9.0 */
 #elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1209 /* CUDA 12.9 */
@@ -129,6 +173,10 @@
 #define PTXGEN_PTX_ISA_VERSION 71 /* PTX ISA 7.1 */
 #elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1100 /* CUDA 11.0 */
 #define PTXGEN_PTX_ISA_VERSION 70 /* PTX ISA 7.0 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1002 /* CUDA 10.2 */
+#define PTXGEN_PTX_ISA_VERSION 65 /* PTX ISA 6.5 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1001 /* CUDA 10.1 */
+#define PTXGEN_PTX_ISA_VERSION 64 /* PTX ISA 6.4 */
 #else
 #define PTXGEN_PTX_ISA_VERSION 0 /* a toolkit older than the spec's PTX ISA versions */
 #endif
@@ -155,6 +203,9 @@ inline constexpr const char* targets[] = {
     "sm_103",
     "sm_103a",
     "sm_103f",
+    "sm_107",
+    "sm_107a",
+    "sm_107f",
     "sm_110",
     "sm_110a",
     "sm_110f",
@@ -208,14 +259,30 @@ template <auto...>
 inline constexpr bool dependent_false = false;
 
 /// Whether the target being compiled supports a form: its bit in `mask` (one
-/// bit per entry of ptxgen::ptx::targets) and PTX ISA `since` (e.g. 86).
-PTXGEN_PTX_CONSTEXPR bool supported(unsigned long long mask, int since) noexcept {
+/// bit per entry of ptxgen::ptx::targets) on a target the spec knows; on one it
+/// does not know, `from` (the __CUDA_ARCH__ from which every target has the
+/// form, 0 for an arch- or family-specific form); and PTX ISA `since` (e.g. 86).
+PTXGEN_PTX_CONSTEXPR bool supported(unsigned long long mask, int from, int since) noexcept {
     // The shift count is clamped so that host passes (target -1) never shift by a
     // negative amount, which nvcc warns about (#62-D) even in discarded branches.
-    return PTXGEN_PTX_TARGET >= 0 &&
-           ((mask >> (PTXGEN_PTX_TARGET >= 0 ? PTXGEN_PTX_TARGET : 0)) & 1ull) != 0 &&
-           PTXGEN_PTX_ISA_VERSION >= since;
+    return PTXGEN_PTX_ISA_VERSION >= since &&
+           (PTXGEN_PTX_TARGET >= 0
+                ? ((mask >> (PTXGEN_PTX_TARGET >= 0 ? PTXGEN_PTX_TARGET : 0)) & 1ull) != 0
+                : PTXGEN_PTX_TARGET == -2 &&
+                      ((from != 0 && PTXGEN_PTX_ARCH >= from) ||
+                       (PTXGEN_PTX_NEWER_TARGET && PTXGEN_PTX_NEWER_TARGET_ALLOWED)));
 }
+
+/// Whether a form that is not supported() fails because the target is newer
+/// than the spec (an arch- or family-specific target it does not know).
+PTXGEN_PTX_CONSTEXPR bool newer_target(int from) noexcept {
+    return PTXGEN_PTX_NEWER_TARGET && !PTXGEN_PTX_NEWER_TARGET_ALLOWED &&
+           !(from != 0 && PTXGEN_PTX_ARCH >= from);
+}
+
+/// Called (and so an unresolved extern function in ptxas) only for an arch- or
+/// family-specific form on a target newer than the spec.
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS();
 
 }  // namespace detail
 
@@ -267,19 +334,26 @@ PTXGEN_PTX_DEVICE void fence_operand(PtxgenT (&x)[PtxgenN]) {
 }  // namespace ptxgen::ptx
 
 // One form's asm statement, emitted only in device code for a target that
-// supports the form. Elsewhere it calls ERROR, an extern "C" __device__
-// function that is never defined: building code for a target without the
-// form fails in ptxas ("Unresolved extern function 'ERROR'"), and the name
-// says which targets have it. nvcc's PTX-only passes are not affected.
+// supports the form. On an arch- or family-specific target newer than the spec
+// (see PTXGEN_PTX_NEWER_TARGET) it calls
+// ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS
+// instead, which is never defined either. Elsewhere it calls
+// ERROR, an extern "C" __device__ function that is never defined: building
+// code for a target without the form fails in ptxas ("Unresolved extern
+// function 'ERROR'"), and the name says which targets have it. nvcc's PTX-only
+// passes (the generic compute_XX pass of an sm_XXa / sm_XXf build) are not
+// affected.
 #if defined(__CUDA_ARCH__)
-#define PTXGEN_PTX_GATED(MASK, SINCE, ERROR, ...)                      \
-    if constexpr (::ptxgen::ptx::detail::supported(MASK, SINCE)) {     \
-        __VA_ARGS__;                                                   \
-    } else {                                                           \
-        ERROR();                                                       \
+#define PTXGEN_PTX_GATED(MASK, FROM, SINCE, ERROR, ...)                          \
+    if constexpr (::ptxgen::ptx::detail::supported(MASK, FROM, SINCE)) {         \
+        __VA_ARGS__;                                                             \
+    } else if constexpr (::ptxgen::ptx::detail::newer_target(FROM)) {            \
+        ::ptxgen::ptx::detail::ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS(); \
+    } else {                                                                     \
+        ERROR();                                                                 \
     }
 #else
-#define PTXGEN_PTX_GATED(MASK, SINCE, ERROR, ...)
+#define PTXGEN_PTX_GATED(MASK, FROM, SINCE, ERROR, ...)
 #endif
 
 // Operand lists of long vector operands.

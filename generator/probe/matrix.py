@@ -1,0 +1,226 @@
+"""The conformance matrix: one ptxas against the spec's support matrix.
+
+Per (target, PTX ISA version) of the spec that the assembler knows:
+
+* verify-only runs (``ptxas -arch=compute_XX``, which checks the PTX of
+  ``.target sm_XX`` without generating code; its errors are the same as with
+  ``-arch=sm_XX`` apart from the architecture name) of every valid form: the
+  forms the spec supports there must assemble, the others must be refused for
+  a gating reason (a version, a target or an architecture);
+* one full assembly with code generation (``-arch=sm_XX``) per target, at the
+  newest version, of every form supported there;
+* near misses (valid forms with one qualifier or operand changed so that the
+  spec calls them invalid) must be refused on every target at the newest
+  version.
+
+The spec's answer is the ISA's, with the deviations the spec records for the
+assembler's CUDA toolkit (``Form.support_for``, ``Targets.for_toolkit``): ptxas
+13.0 is checked against what the spec says of toolkit 13.0. An assembler newer
+than the spec's toolkits is checked against the ISA rule over the versions both
+know. ``.target sm_101X`` has no ``-arch=sm_101X``; it is assembled with the
+target's ``ptxas_arch`` (sm_110X), as the spec's targets record.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ptxgen import instructions as engine
+from ptxgen.instructions import Form, Instruction, InstructionSet, Targets
+from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
+
+
+@dataclass
+class Report:
+    """Disagreements between the spec and ptxas, per check."""
+
+    toolkit: str | None = None
+    mismatches: dict[str, list[str]] = field(default_factory=dict)
+    runs: int = 0
+    kernels: int = 0
+    seconds: float = 0.0
+    near_misses: int = 0
+    rules_probed: set[str] = field(default_factory=set)
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, check: str, problems: Iterable[str]) -> None:
+        self.mismatches.setdefault(check, []).extend(problems)
+
+
+def toolkit_of(targets: Targets, asm: Assembler) -> str | None:
+    """The spec's name for the assembler's toolkit, or None if the spec does not list it."""
+    return asm.release if asm.release in targets.toolkit_names else None
+
+
+def checked_targets(targets: Targets, asm: Assembler) -> Targets:
+    """The targets as this assembler's toolkit sees them, over the versions it knows."""
+    tk = toolkit_of(targets, asm)
+    tt = targets.for_toolkit(tk)
+    return Targets(tuple(v for v in tt.versions if asm.knows(v)), tt.targets, tt.families,
+                   tt.suffix_macros, tt.toolkits)
+
+
+def pairs_of(targets: Targets, asm: Assembler) -> list[tuple[str, str]]:
+    return [(t, v) for t, v in targets.pairs()
+            if targets.get(t).ptxas_arch in asm.gpu_names]
+
+
+def _forms(iset: InstructionSet) -> list[Form]:
+    return [f for ins in iset.instructions for f in ins.forms]
+
+
+def _check_supported(asm: Assembler, target: str, version: str, arch: str,
+                     kernels: list[Kernel]) -> list[str]:
+    if not kernels:
+        return []
+    got = asm.assemble(target, version, arch, kernels)
+    return [f"{k}: the spec says supported, ptxas refuses: {' | '.join(e)}"
+            for k, e in got.items() if e]
+
+
+def _check_refused(asm: Assembler, target: str, version: str, arch: str,
+                   kernels: list[Kernel], gating_only: bool = True) -> list[str]:
+    if not kernels:
+        return []
+    got = asm.assemble(target, version, arch, kernels)
+    out = []
+    for k, errs in got.items():
+        if not errs:
+            out.append(f"{k}: the spec says not supported, ptxas accepts it")
+        elif gating_only and not is_gating(errs):
+            out.append(f"{k}: refused, but not for a version or target reason: "
+                       + " | ".join(errs))
+    return out
+
+
+def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
+                per_problem: int = 2) -> list[tuple[str, Kernel, tuple[str, ...]]]:
+    """Invalid forms one change away from valid ones: (key, kernel, the spec's reasons).
+
+    Each is a sampled valid form with one qualifier or operand choice set to
+    another value that the spec's rules refuse; its operands are laid out
+    for the changed form where the spec defines that, else as for the valid
+    form. At most ``per_problem`` probes per distinct set of reasons.
+    """
+    out: list[tuple[str, Kernel, tuple[str, ...]]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for form in ins.forms[::stride]:
+        for name, domain in ins.params:
+            for value in domain:
+                if value == form.params[name]:
+                    continue
+                params = {**form.params, name: value}
+                problems = tuple(ins.violations(params))
+                if not problems or seen.get(problems, 0) >= per_problem:
+                    continue
+                if _ptxas_lenient(ins, params, problems) or _ambiguous(ins, form, name, value):
+                    continue
+                seen[problems] = seen.get(problems, 0) + 1
+                out.append((*near_miss_kernel(ins, form, params), problems))
+    return out
+
+
+def near_miss_kernel(ins: Instruction, form: Form, params: dict[str, str]) -> tuple[str, Kernel]:
+    """The kernel of ``form`` with its qualifiers changed to ``params``."""
+    try:
+        uses = ins.operand_uses(params, None)
+        if any(u.kind == "vector" and not u.count for u in uses):
+            raise ValueError
+    except (KeyError, ValueError, TypeError):
+        uses = form.operands
+    args, decls = engine.sample_operands(uses)
+    text = engine.render_text(ins, params, uses, args)
+    key = f"{text.split(' ', 1)[0].rstrip(';')} <- {form.key}"
+    return key, Kernel(key, (*decls, text))
+
+
+def _ambiguous(ins: Instruction, form: Form, name: str, value: str) -> bool:
+    """Adding an immediate that ptxas may read as another optional operand of the form.
+
+    tcgen05.mma.ws takes its zero-column mask as a register or an immediate, so
+    ``..., enable_input_d, 3`` is a valid .ws form, not a misplaced
+    scale-input-d.
+    """
+    op = next((o for o in ins.operands if o.name == name), None)
+    if op is None or op.kind != "immediate" or value != engine.TRUE:
+        return False
+    return any(o.optional and o.name != name and o.when(form.params) for o in ins.operands)
+
+
+def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str, ...]) -> bool:
+    """Violations of seed rules that ptxas accepts anyway (recorded in the spec)."""
+    for rule in ins.rules:
+        if rule.message in problems and rule.ptxas_accepts is not None \
+                and rule.ptxas_accepts(params) and len(problems) == 1:
+            return True
+    return False
+
+
+def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
+               full_codegen: bool = False) -> Report:
+    """Check every (target, version) of the spec that ``asm`` knows; see the module doc."""
+    start = time.perf_counter()
+    tk = toolkit_of(iset.targets, asm)
+    targets = checked_targets(iset.targets, asm)
+    report = Report(toolkit=tk)
+    forms = _forms(iset)
+    kernels = {f.key: kernel_for(f) for f in forms}
+    support = {f.key: f.support_for(tk) for f in forms}
+    tasks: list[tuple[int, str, Any, tuple[Any, ...]]] = []
+    newest = targets.newest
+    for target, version in pairs_of(targets, asm):
+        t = targets.get(target)
+        ok = [kernels[f.key] for f in forms if support[f.key].supported(targets, target, version)]
+        bad = [kernels[f.key] for f in forms
+               if not support[f.key].supported(targets, target, version)]
+        pair = f"{target}@{version}"
+        report.pairs.append((target, version))
+        codegen = full_codegen or version == newest or (
+            t.until is not None and version == max(
+                (v for v in targets.versions if t.exists_at(v)), key=engine.vkey))
+        arch = t.ptxas_arch if codegen else verify_arch(t.ptxas_arch)
+        tasks.append((len(ok) * (10 if codegen else 1), pair, _check_supported,
+                      (asm, target, version, arch, ok)))
+        tasks.append((len(bad) // 4, pair, _check_refused,
+                      (asm, target, version, verify_arch(t.ptxas_arch), bad)))
+        report.kernels += len(ok) + len(bad)
+    probes = []
+    for ins in iset.instructions:
+        for _key, kernel, problems in near_misses(ins):
+            probes.append(kernel)
+            report.rules_probed.update(problems)
+    report.near_misses = len(probes)
+    for t in targets.targets:
+        if t.ptxas_arch not in asm.gpu_names:
+            continue
+        exists = [v for v in targets.versions if t.exists_at(v)]
+        if not exists:
+            continue
+        version = max(exists, key=engine.vkey)
+        tasks.append((len(probes) // 4, f"near misses on {t.name}@{version}", _check_refused,
+                      (asm, t.name, version, verify_arch(t.ptxas_arch), probes, False)))
+    for t in targets.targets:  # renamed targets: ptxas still accepts the old name
+        if t.until is None or t.until not in targets.versions:
+            continue
+        renamed = targets.get(t.renamed_to or "")
+        ok = [kernels[f.key] for f in forms
+              if support[f.key].supported(targets, renamed.name, t.until)]
+        tasks.append((len(ok), f"{t.name}@{t.until} (renamed)", _check_supported,
+                      (asm, t.name, t.until, verify_arch(t.ptxas_arch), ok)))
+    tasks.sort(key=lambda x: -x[0])
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        futures = [(check, pool.submit(fn, *args)) for _, check, fn, args in tasks]
+        for check, fut in futures:
+            report.add(check, fut.result())
+            report.runs += 1
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+__all__ = ["Report", "checked_targets", "near_miss_kernel", "near_misses", "pairs_of",
+           "run_matrix", "toolkit_of"]

@@ -1,0 +1,526 @@
+"""``ptxgen probe``: what a ptxas binary says that the spec does not.
+
+The probe reads the assembler's CUDA release, GPU names and newest PTX ISA
+version, then compares the spec with it:
+
+1. PTX ISA versions: every X.Y up to the newest that the assembler knows;
+   versions after the spec's newest are new versions, versions before its
+   oldest count when some form of the spec assembles there.
+2. Targets: the first version at which ``.target T`` assembles, for every target
+   of the spec and every GPU name of the assembler; a target the spec does not
+   know is proposed with the family whose family-specific PTX it runs
+   (``.target sm_XYf`` compiled with ``-arch=sm_NEWf``) and the spec target whose
+   forms it accepts alike.
+3. Forms: every valid form on every (target, version) pair both know, plus the
+   spec's newest support carried to new versions and nothing before its oldest;
+   near misses (valid forms with one qualifier changed so that the spec calls
+   them invalid) at the newest version on every target.
+4. Qualifier values the spec has never seen: tokens of the assembler binary's
+   own strings that look like a qualifier's values (``.kind::xyz``, ``m16n8k96``)
+   and the values other instructions give a qualifier of the same name, put into
+   one form of every combination and assembled on every target.
+
+Disagreements are grouped into proposed edits, each with the assembler's
+message. The spec's answers are those for the assembler's toolkit (its recorded
+deviations applied) when the spec lists that toolkit, else the ISA's rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptxgen.instructions import (
+    Form,
+    Instruction,
+    InstructionSet,
+    Targets,
+    parse_target,
+    vkey,
+)
+from ptxgen.probe.assembler import Assembler, Kernel, kernel_for, verify_arch
+from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
+
+SCHEMA = "ptxgen-probe/1"
+EXIT_AGREE, EXIT_PROPOSE, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass
+class Proposal:
+    """One proposed edit of the spec."""
+
+    kind: str  # ptx-isa-version | target-added | target-since | qualifier-value |
+    #            forms-accepted | forms-refused
+    subject: str
+    message: str
+    ptxas: str  # the assembler's own words (an error message, or what assembles)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "subject": self.subject, "message": self.message,
+                "ptxas": self.ptxas, "details": self.details}
+
+
+@dataclass
+class ProbeResult:
+    assembler: Assembler
+    spec: str
+    toolkit: str | None
+    proposals: list[Proposal]
+    stats: dict[str, Any]
+
+    @property
+    def agree(self) -> bool:
+        return not self.proposals
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_AGREE if self.agree else EXIT_PROPOSE
+
+    def as_dict(self) -> dict[str, Any]:
+        a = self.assembler
+        return {"schema": SCHEMA,
+                "ptxas": {"path": a.path, "release": a.release, "build": a.build,
+                          "newest_ptx_isa": a.newest, "targets": list(a.gpu_names)},
+                "spec": self.spec, "toolkit": self.toolkit, "agree": self.agree,
+                "exit_code": self.exit_code,
+                "proposals": [p.as_dict() for p in self.proposals], "stats": self.stats}
+
+    def text(self) -> str:
+        a = self.assembler
+        tk = (f"the spec's toolkit {self.toolkit} (its deviations applied)" if self.toolkit
+              else "the ISA rule (the spec does not list this toolkit)")
+        lines = [f"ptxgen probe: ptxas {a.build} (CUDA {a.release}, PTX ISA up to {a.newest}) "
+                 f"against {self.spec}, compared with {tk}"]
+        s = self.stats
+        lines.append(f"assembled {s['kernels']} kernels in {s['runs']} checks over "
+                     f"{s['pairs']} (target, version) pairs, {s['near_misses']} near misses, "
+                     f"{s['candidates']} candidate qualifier values; {s['seconds']:.0f} s")
+        if self.agree:
+            lines.append("the assembler agrees with the spec: nothing to propose")
+            return "\n".join(lines) + "\n"
+        lines.append(f"{len(self.proposals)} proposed edit(s):")
+        for p in self.proposals:
+            lines.append("")
+            lines.append(f"  {p.kind:<16} {p.subject}")
+            lines.append(f"      {p.message}")
+            lines.append(f"      ptxas: {p.ptxas}")
+            for ex in p.details.get("examples", [])[:3]:
+                lines.append(f"      e.g. {ex}")
+        return "\n".join(lines) + "\n"
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+_EMPTY = Kernel("(empty kernel)", ())
+
+
+def _empty(asm: Assembler, target: str, version: str, arch: str) -> tuple[bool, str]:
+    """Whether an empty kernel assembles for ``.target`` at ``.version``, and the first
+    error (cached like every assembly)."""
+    errs = asm.assemble(target, version, arch, [_EMPTY])[_EMPTY.key]
+    first = re.sub(r"^ptxas \S+(?: \S+)*, line \d+; \w+\s*: ", "", errs[0]) if errs else ""
+    return not errs, first
+
+
+def _ranges(versions: Sequence[str], order: Sequence[str]) -> str:
+    """"8.6-8.7, 9.0" for a sorted subset of ``order``."""
+    idx = sorted(order.index(v) for v in versions)
+    out: list[str] = []
+    i = 0
+    while i < len(idx):
+        j = i
+        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
+            j += 1
+        out.append(order[idx[i]] if i == j else f"{order[idx[i]]}-{order[idx[j]]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def _shape(value: str) -> re.Pattern[str] | None:
+    """A pattern of values like ``value`` (digits generalised), or None if it has none."""
+    if not re.search(r"\d", value) or "." in value:
+        return None
+    return re.compile(re.sub(r"\\d\+(?:\\d\+)*", r"\\d+", re.sub(r"\d+", r"\\d+",
+                                                                    re.escape(value))) + "$")
+
+
+def binary_tokens(path: str) -> frozenset[str]:
+    """The dotted tokens in the assembler binary's strings (``.kind::f16``, ``.x4``)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return frozenset()
+    if data[:2] == b"#!":  # a wrapper script: follow its exec line
+        m = re.search(rb"exec\s+(\S+)", data)
+        if m:
+            try:
+                data = Path(m.group(1).decode()).read_bytes()
+            except OSError:
+                return frozenset()
+    return frozenset(t.decode() for t in re.findall(rb"\.[A-Za-z_][A-Za-z0-9_:]{0,40}", data))
+
+
+def candidate_values(ins: Instruction, tokens: Iterable[str],
+                     siblings: Mapping[str, set[str]]) -> dict[str, list[str]]:
+    """{qualifier: values the spec does not give it} from the binary's tokens that match
+    its text and the shape of its values, and the values of same-named qualifiers."""
+    out: dict[str, list[str]] = {}
+    toks = list(tokens)
+    for q in ins.qualifiers:
+        if q.flag or q.numeric or "{}" not in q.text:
+            continue
+        pre, _, post = q.text.partition("{}")
+        known = set(q.values) | set(q.lenient_values)
+        shapes = [p for p in (_shape(v) for v in q.values) if p is not None]
+        found: set[str] = set()
+        for t in toks:
+            if not (t.startswith(pre) and t.endswith(post)) or len(t) <= len(pre) + len(post):
+                continue
+            v = t[len(pre):len(t) - len(post)] if post else t[len(pre):]
+            if v in known or "." in v:
+                continue
+            if pre != "." or any(p.match(v) for p in shapes):
+                found.add(v)
+        found |= {v for v in siblings.get(q.name, set()) if v not in known}
+        found = {v for v in found if re.fullmatch(r"[A-Za-z0-9_:]+", v)}
+        if found:
+            out[q.name] = sorted(found)
+    return out
+
+
+# -- the probe --------------------------------------------------------------------------------
+
+class _Probe:
+    def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int) -> None:
+        self.iset = iset
+        self.asm = asm
+        self.spec = spec
+        self.jobs = jobs
+        self.tk = toolkit_of(iset.targets, asm)
+        self.targets: Targets = iset.targets.for_toolkit(self.tk)
+        self.proposals: list[Proposal] = []
+        self.kernels_run = 0
+        self.checks = 0
+        self.pool = ThreadPoolExecutor(max_workers=jobs)
+
+    def map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
+        self.checks += len(items)
+        return list(self.pool.map(lambda x: fn(*x), items))
+
+    # 1. versions
+    def versions(self) -> tuple[list[str], list[str], list[str]]:
+        major = vkey(self.asm.newest)[0]
+        cands = [f"{a}.{b}" for a in range(max(1, major - 4), major + 1) for b in range(10)
+                 if vkey(f"{a}.{b}") <= vkey(self.asm.newest)]
+        low = self.asm.gpu_names[0] if self.asm.gpu_names else "sm_75"
+        low = min(self.asm.gpu_names, key=lambda n: parse_target(n)[0], default=low)
+        res = self.map(lambda v: (v, _empty(self.asm, low, v, verify_arch(low))),
+                       [(v,) for v in cands])
+        known = [v for v, (_, msg) in res if "Unsupported .version" not in msg]
+        spec_v = list(self.iset.targets.versions)
+        newer = [v for v in known if vkey(v) > vkey(spec_v[-1])]
+        # older versions only where the assembler's oldest target exists (no form can
+        # assemble before that)
+        older = [v for v, (ok, _) in res if ok and vkey(v) < vkey(spec_v[0])]
+        for v in newer:
+            self.proposals.append(Proposal(
+                "ptx-isa-version", f"targets.ptx_isa_versions.{v}",
+                f"new PTX ISA version {v}: add it to ptx_isa_versions (and the toolkit that "
+                f"writes it to cuda_toolkits)",
+                f"ptxas {self.asm.build} assembles `.version {v}`; its newest is "
+                f"{self.asm.newest}", {"version": v}))
+        return known, older, newer
+
+    # 2. targets
+    def target_versions(self, names: Sequence[str], versions: Sequence[str]
+                        ) -> dict[str, dict[str, tuple[bool, str]]]:
+        arch = {t.name: t.ptxas_arch for t in self.iset.targets.targets}
+        items = [(n, v) for n in names for v in versions]
+        res = self.map(lambda n, v: (n, v, _empty(self.asm, n, v,
+                                                 verify_arch(arch.get(n) or n))), items)
+        out: dict[str, dict[str, tuple[bool, str]]] = {}
+        for n, v, r in res:
+            out.setdefault(n, {})[v] = r
+        return out
+
+    def family_of(self, name: str) -> tuple[str, str] | None:
+        """(family, the -arch that runs its family-specific PTX) for a new target."""
+        sm, _ = parse_target(name)
+        arch = f"sm_{sm}f" if f"sm_{sm}f" in self.asm.gpu_names else name
+        if not parse_target(arch)[1]:
+            return None
+        for fam, members in self.iset.targets.families.items():
+            base = f"sm_{min(members)}f"
+            if base not in self.iset.targets.by_name:
+                continue
+            ok, _ = _empty(self.asm, base, self.asm.newest, arch)
+            if ok:
+                return fam, arch
+        return None
+
+    # 3. forms
+    def observe(self, pairs: Sequence[tuple[str, str, str]], kernels: list[Kernel]
+                ) -> dict[tuple[str, str], dict[str, list[str]]]:
+        res = self.map(lambda t, v, a: ((t, v), self.asm.assemble(t, v, a, kernels)),
+                       list(pairs))
+        self.kernels_run += len(pairs) * len(kernels)
+        return dict(res)
+
+
+def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
+          iset: InstructionSet | None = None) -> ProbeResult:
+    """Compare ``asm`` with the spec in ``spec_dir``; see the module doc."""
+    start = time.perf_counter()
+    if iset is None:
+        from ptxgen.pipeline import load_model
+
+        model = load_model(spec_dir).instructions
+        if model is None:
+            raise ValueError(f"{spec_dir}: the spec has no instructions")
+        iset = model
+    p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2)
+    try:
+        stats = _run(p)
+    finally:
+        p.pool.shutdown()
+    stats["seconds"] = round(time.perf_counter() - start, 1)
+    return ProbeResult(asm, str(spec_dir), p.tk, p.proposals, stats)
+
+
+def _run(p: _Probe) -> dict[str, Any]:
+    asm, iset = p.asm, p.iset
+    full = iset.targets  # the ISA's targets (names, families)
+    tt = p.targets  # as the toolkit sees them
+    known, older, newer = p.versions()
+    spec_versions = [v for v in full.versions if asm.knows(v)]
+    order = sorted(set(known) | set(full.versions), key=vkey)
+    probe_versions = sorted(set(older) | set(spec_versions) | set(newer), key=vkey)
+    spec_names = [t.name for t in full.targets if t.ptxas_arch in asm.gpu_names]
+    new_names = [n for n in asm.gpu_names if n not in full.by_name
+                 and n not in {t.ptxas_arch for t in full.targets}]
+    exist = p.target_versions(spec_names + new_names, probe_versions)
+
+    def asm_exists(name: str, v: str) -> bool:
+        return exist[name][v][0]
+
+    # -- targets ---------------------------------------------------------------------------
+    for t in tt.targets:
+        if t.name not in exist:
+            continue
+        vs = [v for v in probe_versions if v in full.versions or v in older]
+        if t.until is not None:  # renamed: the old name's later life is a known leniency
+            vs = [v for v in vs if vkey(v) < vkey(t.until)]
+        got = [v for v in vs if asm_exists(t.name, v)]
+        want = [v for v in vs if t.exists_at(v)]
+        if got and want and got[0] != want[0] and vkey(got[0]) >= vkey(full.versions[0]):
+            refused = exist[t.name][want[0]][1] if want[0] not in got else ""
+            p.proposals.append(Proposal(
+                "target-since", f"targets.{t.name}",
+                f"{t.name} exists from PTX ISA {got[0]} (spec: {t.since})",
+                refused or f"ptxas {asm.build} assembles `.target {t.name}` at .version "
+                f"{got[0]}", {"target": t.name, "since": got[0], "spec_since": t.since}))
+    new_first: dict[str, str] = {}
+    for n in new_names:
+        vs = [v for v in probe_versions if asm_exists(n, v)]
+        if vs:
+            new_first[n] = vs[0]
+    families = {n: p.family_of(n) for n in new_first}
+
+    # -- forms -------------------------------------------------------------------------------
+    forms = [f for ins in iset.instructions for f in ins.forms]
+    kernels = {f.key: kernel_for(f) for f in forms}
+    support = {f.key: f.support_for(p.tk) for f in forms}
+    klist = list(kernels.values())
+    newest_probe = max(probe_versions, key=vkey)
+    checked_newest = max(spec_versions, key=vkey)
+
+    def arch_for(name: str, v: str) -> str:
+        t = tt.by_name.get(name)
+        arch = t.ptxas_arch if t else name
+        codegen = v == checked_newest or (
+            t is not None and t.until is not None and v == max(
+                (x for x in spec_versions if t.exists_at(x)), key=vkey, default=None))
+        return arch if codegen else verify_arch(arch)
+
+    pairs: list[tuple[str, str, str]] = []
+    for n in spec_names:
+        t = tt.get(n)
+        for v in probe_versions:
+            if not asm_exists(n, v):
+                continue
+            if v in full.versions and not t.exists_at(v):
+                continue  # the target proposal covers it (or a known rename leniency)
+            if t.until is not None and vkey(v) >= vkey(t.until):
+                continue  # renamed: ptxas's alias of the new name
+            pairs.append((n, v, arch_for(n, v)))
+    for n, first in new_first.items():
+        pairs += [(n, v, verify_arch(n)) for v in probe_versions
+                  if vkey(v) >= vkey(first) and asm_exists(n, v)]
+    seen = p.observe(pairs, klist)
+
+    matrices = {f.key: support[f.key].matrix(tt) for f in forms}
+
+    def expected(f: Form, name: str, v: str) -> bool:
+        if v in older:
+            return False
+        at = v if v in tt.versions else tt.newest
+        first = matrices[f.key].get(name)
+        return first is not None and vkey(at) >= vkey(first) and tt.get(name).exists_at(at)
+
+    diffs: dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Form]] = {}
+    early_set: set[str] = set()
+    by_pair: dict[str, dict[str, list[str]]] = {}
+    for f in forms:
+        acc: dict[str, list[str]] = {}
+        ref: dict[str, list[str]] = {}
+        for n in spec_names:
+            for v in probe_versions:
+                errs = seen.get((n, v), {}).get(f.key)
+                if errs is None:
+                    continue
+                wanted = expected(f, n, v)
+                ok = not errs
+                if ok and not wanted:
+                    acc.setdefault(n, []).append(v)
+                    if v in older:
+                        early_set.add(v)
+                elif wanted and not ok:
+                    ref.setdefault(n, []).append(v)
+                    by_pair.setdefault(f.key, {})[f"{n}@{v}"] = errs
+        for kind, table in (("forms-accepted", acc), ("forms-refused", ref)):
+            if table:
+                sig = tuple((n, _ranges(vs, order)) for n, vs in table.items())
+                diffs.setdefault((f.instruction.id, kind, sig), []).append(f)
+    early = sorted(early_set, key=vkey)
+    for v in early:
+        p.proposals.append(Proposal(
+            "ptx-isa-version", f"targets.ptx_isa_versions.{v}",
+            f"PTX ISA {v} is older than the spec's oldest version ({full.versions[0]}) but "
+            f"forms of the spec assemble there: add it to ptx_isa_versions (see the "
+            f"forms-accepted proposals for the forms)",
+            f"ptxas {asm.build} assembles forms at .version {v}", {"version": v}))
+    for (ins_id, kind, sig), fs in diffs.items():
+        where = "; ".join(f"{n} at {r}" for n, r in sig)
+        ex = fs[0]
+        if kind == "forms-accepted":
+            sup = support[ex.key].matrix(tt)
+            spec_says = ", ".join(f"{n} from {sup[n]}" if n in sup else f"{n} never"
+                                  for n, _ in sig)
+            msg = (f"{ins_id}: {len(fs)} form(s) that the spec does not support there "
+                   f"assemble: {where} (spec: {spec_says})")
+            words = f"ptxas {asm.build} assembles e.g. {ex.opcode}"
+        else:
+            msg = f"{ins_id}: {len(fs)} form(s) that the spec supports are refused: {where}"
+            errs = next(iter(by_pair.get(ex.key, {}).values()), ["refused"])
+            words = " | ".join(errs)
+        p.proposals.append(Proposal(kind, f"{ins_id}: {where}", msg, words, {
+            "instruction": ins_id, "where": dict(sig), "count": len(fs),
+            "examples": [f.key for f in fs[:5]], "forms": [f.key for f in fs]}))
+
+    # -- new targets: which forms, like which spec target ----------------------------------------
+    for n, first in new_first.items():
+        accepted = {f.key for f in forms if seen.get((n, newest_probe), {}).get(f.key) == []}
+        _, suffix = parse_target(n)
+        like, extra, missing = None, set(accepted), set()
+        for t in tt.targets:
+            if t.suffix != suffix or not t.exists_at(tt.newest):
+                continue
+            theirs = {f.key for f in forms if support[f.key].supported(tt, t.name, tt.newest)}
+            if like is None or len(theirs ^ accepted) < len(extra) + len(missing):
+                like, extra, missing = t.name, accepted - theirs, theirs - accepted
+        found = families.get(n)
+        fam = found[0] if found else None
+        msg = (f"new target {n} from PTX ISA {first}"
+               + (f", family {fam}" if fam else "") +
+               f": {len(accepted)} forms assemble at {newest_probe}"
+               + (f", as on {like}" if like and not extra and not missing else
+                  f", as on {like} with {len(extra)} more and {len(missing)} fewer"
+                  if like else ""))
+        p.proposals.append(Proposal(
+            "target-added", f"targets.{n}", msg,
+            f"ptxas {asm.build} assembles `.target {n}` from .version {first}"
+            + (f" and `.target sm_{min(full.families[found[0]])}f` PTX for -arch={found[1]}"
+               if found else ""),
+            {"target": n, "since": first, "family": fam, "like": like,
+             "forms": len(accepted), "more": sorted(extra)[:20], "fewer": sorted(missing)[:20]}))
+
+    # -- near misses and candidate values at the newest version ---------------------------------
+    probes: list[Kernel] = []
+    for ins in iset.instructions:
+        probes += [k for _, k, _ in near_misses(ins)]
+    tokens = binary_tokens(asm.path)
+    siblings: dict[str, set[str]] = {}
+    for ins in iset.instructions:
+        for q in ins.qualifiers:
+            if not q.flag and not q.numeric:
+                siblings.setdefault(q.name, set()).update(q.values)
+    cand_kernels: list[Kernel] = []
+    cand_of: dict[str, tuple[str, str, str]] = {}
+    for ins in iset.instructions:
+        cands = candidate_values(ins, tokens, siblings)
+        reps = _representatives(ins)
+        for qname, values in cands.items():
+            for value in values:
+                for f in reps:
+                    params = {**f.params, qname: value}
+                    key, k = near_miss_kernel(ins, f, params)
+                    if key not in cand_of:
+                        cand_of[key] = (ins.id, qname, value)
+                        cand_kernels.append(k)
+    last = [(n, v) for n in spec_names + list(new_first)
+            for v in [max((x for x in probe_versions if asm_exists(n, x)), key=vkey,
+                          default=None)] if v is not None]
+    nm_pairs = [(n, v, verify_arch(tt.by_name[n].ptxas_arch if n in tt.by_name else n))
+                for n, v in last]
+    nm_seen = p.observe(nm_pairs, probes + cand_kernels)
+    near_acc: dict[str, list[str]] = {}
+    cand_acc: dict[tuple[str, str, str], dict[str, list[str]]] = {}
+    for (n, _v), res in nm_seen.items():
+        for k in probes:
+            if res.get(k.key) == []:
+                near_acc.setdefault(k.key, []).append(n)
+        for k in cand_kernels:
+            if res.get(k.key) == []:
+                cand_acc.setdefault(cand_of[k.key], {}).setdefault(n, []).append(k.key)
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for key, tnames in near_acc.items():
+        groups.setdefault((key.split(".")[0], tuple(tnames)), []).append(key)
+    for (ins_name, names_t), keys in groups.items():
+        p.proposals.append(Proposal(
+            "forms-accepted", f"{ins_name}: near misses on {', '.join(names_t)}",
+            f"{len(keys)} form(s) that the spec's rules call invalid assemble on "
+            f"{', '.join(names_t)} at their newest version",
+            f"ptxas {asm.build} assembles e.g. {keys[0].split(' <- ')[0]}",
+            {"examples": keys[:5], "forms": keys, "targets": list(names_t)}))
+    for (ins_id, qname, value), cwhere in sorted(cand_acc.items()):
+        keys = sorted({k for ks in cwhere.values() for k in ks})
+        p.proposals.append(Proposal(
+            "qualifier-value", f"{ins_id}.{qname}: {value}",
+            f"new value {value!r} of {ins_id} qualifier {qname}: {len(keys)} form(s) "
+            f"assemble on {', '.join(cwhere)}",
+            f"ptxas {asm.build} assembles e.g. {keys[0].split(' <- ')[0]}",
+            {"instruction": ins_id, "qualifier": qname, "value": value,
+             "targets": list(cwhere), "examples": keys[:5], "forms": keys}))
+    return {"pairs": len(pairs), "kernels": p.kernels_run, "runs": p.checks,
+            "near_misses": len(probes), "candidates": len(cand_kernels),
+            "versions": known, "new_versions": newer, "older_versions": older}
+
+
+def _representatives(ins: Instruction) -> list[Form]:
+    """One form per combination (or the first few forms without combinations)."""
+    out: dict[str, Form] = {}
+    for f in ins.forms:
+        key = f.combination.id if f.combination is not None else str(len(out) // 50)
+        out.setdefault(key, f)
+    return list(out.values())
+
+
+__all__ = ["EXIT_AGREE", "EXIT_ERROR", "EXIT_PROPOSE", "SCHEMA", "ProbeResult", "Proposal",
+           "binary_tokens", "candidate_values", "probe"]

@@ -1,0 +1,233 @@
+"""Issue 13, part 5: ``ptxgen probe`` turns a new toolkit into a reviewed spec change.
+
+Oracles: ptxas 13.5 (test dependency) and ptxas 13.0 (PATH), tests/toolkits.py.
+
+* On the final spec, each toolkit finds nothing to propose: ptxas 13.0 with the
+  deviations the spec records for toolkit 13.0, ptxas 13.5 with the ISA's rule.
+* On the spec as it was before this issue (tests/fixtures/probe/spec-9.0, the
+  spec of commit 533301c), ptxas 13.5 proposes every change made since: the change
+  set is computed from the two specs (versions, targets, first versions, qualifier
+  values, and every form x target x version whose support differs), not listed by
+  hand, and each item must be among the proposals.
+* The command line: its exit codes (0 / 1 / 2) and its JSON (schema ptxgen-probe/1).
+
+The probes run in this process and share their assemblies (an in-memory cache)
+with each other and with the conformance matrix of
+generated/tests/test_ptxas_conformance.py; the command-line test reuses them
+through the on-disk cache (PTXGEN_PROBE_CACHE).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import toolkits
+
+from ptxgen.instructions import InstructionSet, vkey
+from ptxgen.isa import ptx
+from ptxgen.pipeline import load_model
+from ptxgen.probe import Assembler, ProbeResult, probe
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+OLD_SPEC = ROOT / "tests" / "fixtures" / "probe" / "spec-9.0"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The on-disk assembly cache: PTXGEN_PROBE_CACHE if set (a developer's), else a fresh
+    folder for this run."""
+    before = os.environ.get("PTXGEN_PROBE_CACHE")
+    folder = Path(before) if before else tmp_path_factory.mktemp("probe-cache")
+    os.environ["PTXGEN_PROBE_CACHE"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["PTXGEN_PROBE_CACHE"]
+
+
+_results: dict[tuple[str, str], ProbeResult] = {}
+
+
+def _probe(spec: Path, release: str) -> ProbeResult:
+    key = (str(spec), release)
+    if key not in _results:
+        asm = Assembler.open(toolkits.require("ptxas", release))
+        iset = ptx.instruction_set() if spec == SPEC else None
+        _results[key] = probe(spec, asm, iset=iset)
+    return _results[key]
+
+
+def _old() -> InstructionSet:
+    iset = load_model(OLD_SPEC).instructions
+    assert iset is not None
+    return iset
+
+
+@pytest.mark.parametrize("release", toolkits.RELEASES)
+def test_each_toolkit_agrees_with_the_final_spec(cache: Path, release: str) -> None:
+    result = _probe(SPEC, release)
+    assert result.toolkit == release
+    assert [p.as_dict() for p in result.proposals] == []
+    assert result.exit_code == 0
+    assert result.stats["candidates"] > 0 and result.stats["near_misses"] > 0
+
+
+@pytest.fixture(scope="module")
+def old_result(cache: Path) -> ProbeResult:
+    return _probe(OLD_SPEC, "13.5")
+
+
+def test_new_and_older_ptx_isa_versions_are_proposed(old_result: ProbeResult) -> None:
+    new, old = ptx.instruction_set().targets, _old().targets
+    added = {v for v in new.versions if v not in old.versions}
+    proposed = {p.details["version"] for p in old_result.proposals
+                if p.kind == "ptx-isa-version"}
+    assert added == proposed == {"6.4", "6.5", "9.1", "9.2", "9.3", "9.4", "9.5"}
+
+
+def test_new_targets_are_proposed_with_version_family_and_forms(old_result: ProbeResult
+                                                                ) -> None:
+    new, old = ptx.instruction_set(), _old()
+    added = {t.name for t in new.targets.targets if t.name not in old.targets.by_name}
+    proposals = {p.details["target"]: p for p in old_result.proposals
+                 if p.kind == "target-added"}
+    assert set(proposals) == added == {"sm_107", "sm_107a", "sm_107f"}
+    for name, p in proposals.items():
+        t = new.targets.get(name)
+        assert p.details["since"] == t.since
+        assert p.details["family"] == t.family or (t.suffix == "" and p.details["family"]
+                                                   == new.targets.get(f"{name}f").family)
+        # the forms ptxas 13.5 accepts there are the forms the final spec gives it
+        want = sum(1 for i in new.instructions for f in i.forms
+                   if f.support.supported(new.targets, name, new.targets.newest))
+        assert p.details["forms"] == want, p.message
+
+
+def test_changed_first_versions_of_targets_are_proposed(old_result: ProbeResult) -> None:
+    new, old = ptx.instruction_set().targets, _old().targets
+    # (sm_75's move to 6.4 is the new versions below 7.0, proposed as ptx-isa-version)
+    changed = {t.name: t.since for t in new.targets if t.name in old.by_name
+               and old.get(t.name).since != t.since
+               and vkey(t.since) >= vkey(old.versions[0])}
+    proposed = {p.details["target"]: p.details["since"] for p in old_result.proposals
+                if p.kind == "target-since"}
+    assert proposed == changed == {"sm_88": "9.0"}
+    p = next(p for p in old_result.proposals if p.kind == "target-since")
+    assert "does not support .target sm_88" in p.ptxas
+
+
+def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None:
+    """Every (form, target, version) that the final spec supports and the old one did not
+    (or the reverse), on targets and versions both specs know or older versions, is in a
+    forms-accepted (forms-refused) proposal."""
+    new, old = ptx.instruction_set(), _old()
+    accepted = {k for p in old_result.proposals if p.kind == "forms-accepted"
+                for k in p.details["forms"]}
+    refused = {k for p in old_result.proposals if p.kind == "forms-refused"
+               for k in p.details["forms"]}
+    versions = [v for v in new.targets.versions
+                if v in old.targets.versions or vkey(v) < vkey(old.targets.versions[0])]
+    widened, narrowed = set(), set()
+    for ins in new.instructions:
+        try:
+            old_ins = old.get(ins.id)
+        except KeyError:
+            continue
+        old_forms = {f.key: f for f in old_ins.forms}
+        for f in ins.forms:
+            of = old_forms.get(f.key)
+            for t in old.targets.targets:
+                if t.name not in new.targets.by_name:
+                    continue
+                for v in versions:
+                    if not new.targets.get(t.name).exists_at(v):
+                        continue
+                    now = f.support.supported(new.targets, t.name, v)
+                    was = of is not None and v in old.targets.versions and t.exists_at(v) \
+                        and of.support.supported(old.targets, t.name, v)
+                    if now and not was:
+                        widened.add(f.key)
+                    elif was and not now:
+                        narrowed.add(f.key)
+    assert widened, "the spec widened support (PTX ISA 6.4 / 6.5, tcgen05 at 8.6)"
+    assert sorted(widened - accepted) == []
+    assert sorted(narrowed - refused) == []
+
+
+def test_new_qualifier_values_are_proposed(old_result: ProbeResult) -> None:
+    new, old = ptx.instruction_set(), _old()
+    added = set()
+    for ins in new.instructions:
+        old_q = {q.name: set(q.values) for q in old.get(ins.id).qualifiers}
+        for q in ins.qualifiers:
+            added |= {(ins.id, q.name, v) for v in q.values if v not in old_q.get(q.name, ())}
+    proposed = {(p.details["instruction"], p.details["qualifier"], p.details["value"])
+                for p in old_result.proposals if p.kind == "qualifier-value"}
+    assert added <= proposed
+    # the values the final spec records as ptxas leniencies were found by the probe
+    lenient = {(ins.id, q.name, v) for ins in new.instructions for q in ins.qualifiers
+               for v in q.lenient_values}
+    assert lenient and lenient <= proposed
+    # every proposal quotes the assembler
+    assert all(p.ptxas for p in old_result.proposals)
+
+
+def test_candidate_values_come_from_the_binary(old_result: ProbeResult) -> None:
+    """The binary's own strings give candidates (e.g. the tcgen05 collector buffers) and
+    the probe assembled them."""
+    from ptxgen.probe.propose import binary_tokens
+
+    tokens = binary_tokens(old_result.assembler.path)
+    assert ".kind::mxf4nvf4" in tokens and ".collector::b3::lastuse" in tokens
+    assert old_result.stats["candidates"] > 0
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ptxgen", "probe", *args], cwd=ROOT,
+                          capture_output=True, text=True, check=False, env=os.environ.copy())
+
+
+def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult) -> None:
+    ptxas = toolkits.require("ptxas", "13.5")
+    proc = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--json", "--jobs", "2")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "ptxgen-probe/1" and doc["agree"] is False
+    assert doc["exit_code"] == 1 and doc["ptxas"]["release"] == "13.5"
+    assert doc["ptxas"]["newest_ptx_isa"] == "9.5" and "sm_107f" in doc["ptxas"]["targets"]
+    assert [p["kind"] for p in doc["proposals"]] == [p.kind for p in old_result.proposals]
+    for p in doc["proposals"]:
+        assert set(p) == {"kind", "subject", "message", "ptxas", "details"}
+    text = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC))
+    assert text.returncode == 1
+    assert "target-added     targets.sm_107a" in text.stdout
+    assert "ptx-isa-version  targets.ptx_isa_versions.9.5" in text.stdout
+
+
+def test_command_line_agrees_with_exit_0(cache: Path) -> None:
+    _probe(SPEC, "13.0")  # fills the cache
+    proc = _cli("--ptxas", toolkits.require("ptxas", "13.0"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "the assembler agrees with the spec: nothing to propose" in proc.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["--ptxas", "/nonexistent/ptxas"],
+    ["--ptxas", shutil.which("true") or "/bin/true"],
+    ["--ptxas", "PTXAS", "--jobs", "0"],
+    ["--ptxas", "PTXAS", "--spec", "/nonexistent"],
+    [],
+])
+def test_command_line_errors_exit_2(args: list[str]) -> None:
+    ptxas = toolkits.require("ptxas", "13.0")
+    proc = _cli(*[ptxas if a == "PTXAS" else a for a in args])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("ptxgen: error: ") and len(proc.stderr.splitlines()) == 1

@@ -1,0 +1,60 @@
+"""The two CUDA toolkits the tests use as oracles.
+
+* CUDA 13.0: ``nvcc`` / ``ptxas`` on the PATH (the machine's toolkit);
+* CUDA 13.5: ``nvcc`` / ``ptxas`` from the test dependencies ``nvidia-cuda-nvcc``,
+  ``nvidia-nvvm``, ``nvidia-cuda-crt`` and ``nvidia-cuda-runtime`` == 13.5.37,
+  found through the installed ``nvidia-cuda-nvcc`` distribution
+  (``site-packages/nvidia/cu13/bin``); ``PTXGEN_CUDA_13_5_BIN`` names another
+  folder with both.
+
+``require(tool, release)`` returns the path, checks that ``--version`` names the
+release, and fails in CI (CI=true) / skips elsewhere when the tool is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+RELEASES = ("13.0", "13.5")
+
+
+@functools.cache
+def find(tool: str, release: str) -> str | None:
+    """The path of ``tool`` (nvcc or ptxas) of CUDA ``release``, or None."""
+    if release == "13.0":
+        path = shutil.which(tool)
+    else:
+        path = None
+        folder = os.environ.get(f"PTXGEN_CUDA_{release.replace('.', '_')}_BIN")
+        if folder:
+            path = str(Path(folder) / tool)
+        else:
+            try:
+                from importlib.metadata import PackageNotFoundError, distribution
+
+                dist = distribution("nvidia-cuda-nvcc")
+                path = str(dist.locate_file(f"nvidia/cu13/bin/{tool}"))
+            except PackageNotFoundError:
+                return None
+    if path is None or not os.access(path, os.X_OK):
+        return None
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    return path if f"release {release}," in out.stdout else None
+
+
+def require(tool: str, release: str) -> str:
+    path = find(tool, release)
+    if path is None:
+        where = "on the PATH" if release == "13.0" else (
+            "from the test dependency nvidia-cuda-nvcc==13.5.37 (pip install -e '.[test]')")
+        msg = f"{tool} of CUDA {release} is required ({where})"
+        if os.environ.get("CI"):
+            pytest.fail(msg + " in CI")
+        pytest.skip(msg)
+    return path
