@@ -507,11 +507,12 @@ def _probe(args: Any) -> int:
         raise UsageError(f"--jobs: {args.jobs}: allowed: 1 or more")
     if not os.path.isfile(args.ptxas) or not os.access(args.ptxas, os.X_OK):
         raise UsageError(f"--ptxas: {args.ptxas} is not an executable file")
-    if not args.spec.is_dir():
-        raise UsageError(f"--spec: {args.spec} is not a folder")
+    spec = _spec_dir(args)
+    if not spec.is_dir():
+        raise UsageError(f"--spec: {spec} is not a folder")
     try:
         asm = Assembler.open(args.ptxas)
-        result = probe(args.spec, asm, jobs=args.jobs)
+        result = probe(spec, asm, jobs=args.jobs)
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:

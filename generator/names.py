@@ -93,7 +93,7 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
     },
     "class": {
         **{n: ("python", "a name the generated descriptor modules import")
-           for n in ("IntEnum", "ClassVar", "FieldSpec", "DescriptorError")},
+           for n in ("IntEnum", "ClassVar", "FieldSpec", "ShapeTable", "DescriptorError")},
         "DESCRIPTORS": ("python", "the registry of the package ptxgen.isa"),
         **{n: ("c++", "a type of namespace ptxgen (include/ptxgen/core.hpp)")
            for n in ("Errc", "Status", "Result")},
@@ -133,7 +133,7 @@ RESERVED_FIELD_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 #: C++ type names that enum fields produce (``camel(field)``) and the structs already use.
-RESERVED_ENUM_CLASSES = frozenset({"Field", "Kind", "F"})
+RESERVED_ENUM_CLASSES = frozenset({"Field"})
 
 
 def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
