@@ -22,7 +22,7 @@ defaults ``--spec`` and ``--out`` are that project's ``spec/`` and ``generated/`
 The encode/decode/zero-column-mask paths import only the generated classes
 (``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path. Only with
 ``--ptx-isa X.Y`` do they read the spec (its versions and the descriptors'
-``since``; :func:`ptxgen.view.check_descriptor_at`), through argparse.
+``since``; :func:`ptxgen.model.versions.check_descriptor_at`), through argparse.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
     version = getattr(args, "ptx_isa", None)
     if version is None:
         return
-    from ptxgen.view import ViewError, check_descriptor_at
+    from ptxgen.model.versions import ViewError, check_descriptor_at
 
     try:
         check_descriptor_at(_spec_dir(args), version, descriptor, kind)
@@ -401,7 +401,7 @@ def _pipeline(args: Any) -> int:
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
-    from ptxgen.view import ViewError
+    from ptxgen.model.versions import ViewError
     from ptxgen.write import OutputRefused
 
     view = args.ptx_isa
@@ -507,11 +507,12 @@ def _probe(args: Any) -> int:
         raise UsageError(f"--jobs: {args.jobs}: allowed: 1 or more")
     if not os.path.isfile(args.ptxas) or not os.access(args.ptxas, os.X_OK):
         raise UsageError(f"--ptxas: {args.ptxas} is not an executable file")
-    if not args.spec.is_dir():
-        raise UsageError(f"--spec: {args.spec} is not a folder")
+    spec = _spec_dir(args)
+    if not spec.is_dir():
+        raise UsageError(f"--spec: {spec} is not a folder")
     try:
         asm = Assembler.open(args.ptxas)
-        result = probe(args.spec, asm, jobs=args.jobs)
+        result = probe(spec, asm, jobs=args.jobs)
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
