@@ -22,7 +22,7 @@ defaults ``--spec`` and ``--out`` are that project's ``spec/`` and ``generated/`
 The encode/decode/zero-column-mask paths import only the generated classes
 (``ptxgen.isa``): no YAML, Jinja or JSON Schema on the hot path. Only with
 ``--ptx-isa X.Y`` do they read the spec (its versions and the descriptors'
-``since``; :func:`ptxgen.view.check_descriptor_at`), through argparse.
+``since``; :func:`ptxgen.model.versions.check_descriptor_at`), through argparse.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
     version = getattr(args, "ptx_isa", None)
     if version is None:
         return
-    from ptxgen.view import ViewError, check_descriptor_at
+    from ptxgen.model.versions import ViewError, check_descriptor_at
 
     try:
         check_descriptor_at(_spec_dir(args), version, descriptor, kind)
@@ -401,7 +401,7 @@ def _pipeline(args: Any) -> int:
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
-    from ptxgen.view import ViewError
+    from ptxgen.model.versions import ViewError
     from ptxgen.write import OutputRefused
 
     view = args.ptx_isa

@@ -20,6 +20,7 @@ its real line and column; a UTF-8 byte-order mark is accepted).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class SourceMap:
         return Diagnostic(self.file, line, col, message)
 
 
+_MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$", re.M)
+
+
 @dataclass
 class Document:
     """One loaded spec file."""
@@ -79,6 +83,21 @@ class Document:
     data: Any
     source: SourceMap
     text: str
+
+    @property
+    def schema_path(self) -> Path | None:
+        """The JSON Schema the file's ``yaml-language-server`` modeline names (the file
+        says what kind of spec file it is), or None without a modeline."""
+        m = _MODELINE.search(self.text)
+        if not m:
+            return None
+        return (self.path.parent / m.group(1)).resolve()
+
+    @property
+    def schema_name(self) -> str:
+        """The file name of :attr:`schema_path` (``descriptor.schema.json``), or ''."""
+        path = self.schema_path
+        return path.name if path else ""
 
 
 _PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})

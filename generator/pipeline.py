@@ -1,31 +1,31 @@
 """The whole pipeline as functions the CLI (and tests) call:
-load -> validate -> [view] -> model -> emit -> write.
+load -> validate -> model (checked; with ``ptx_isa``, as of that version) -> emit -> write.
 
 With ``ptx_isa``, the validated documents are first turned into the spec as of that
-PTX ISA version (:mod:`ptxgen.view`); the emitters get that model and do not know.
+PTX ISA version (:mod:`ptxgen.model.versions`); the emitters get that model and do
+not know.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ptxgen import manifest
+from ptxgen import manifest, validate
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
 from ptxgen.load import Document, load_spec_dir_partial
 from ptxgen.model import Spec, build_model
-from ptxgen.validate import validate
-from ptxgen.view import view_documents
+from ptxgen.model.checks import check_model
+from ptxgen.model.versions import view_documents
 from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
 def load_documents(spec_dir: Path) -> list[Document]:
     """Load and validate ``spec_dir``; raise SpecError with every problem found."""
     docs, errors = load_spec_dir_partial(spec_dir)
-    try:
-        validate(docs)
-    except SpecError as exc:
-        errors.extend(exc.diagnostics)
+    validated = validate.check(docs)
+    errors.extend(validated.errors)
+    errors.extend(check_model(validated))
     if errors:
         raise SpecError(errors)
     return docs
@@ -35,8 +35,8 @@ def load_model(spec_dir: Path, ptx_isa: str | None = None) -> Spec:
     """Load and validate ``spec_dir``; raise SpecError with every problem found.
 
     With ``ptx_isa``, the model of the spec as of that PTX ISA version (see
-    :mod:`ptxgen.view`; :class:`ptxgen.view.ViewError` for a version the spec does
-    not list).
+    :mod:`ptxgen.model.versions`; :class:`ptxgen.model.versions.ViewError` for a
+    version the spec does not list).
     """
     return model_of(load_documents(spec_dir), ptx_isa)
 

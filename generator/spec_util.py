@@ -1,8 +1,86 @@
-"""Small helpers over validated spec data, shared by validation and the model."""
+"""Small helpers over spec data as YAML loads it, shared by validation and the model.
+
+The spec's own small languages live here, below both stages: bit ranges, the
+string form of qualifier values, PTX ISA version order, target names and
+selectors, and the values a condition names. Validation checks documents with
+them before any model exists; the model builds on them.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection, Mapping
+from functools import cache
 from typing import Any
+
+NONE = "none"
+TRUE = "true"
+FALSE = "false"
+
+
+def norm(value: object) -> str:
+    """The string form of a spec value (``True`` -> ``"true"``, ``1`` -> ``"1"``)."""
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    return str(value)
+
+
+@cache
+def vkey(version: str) -> tuple[int, int]:
+    """``"8.6"`` -> (8, 6), for ordering PTX ISA versions."""
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
+
+
+_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+def parse_target(name: str) -> tuple[int, str]:
+    m = _TARGET.match(name)
+    if not m:
+        raise ValueError(f"{name!r} is not a target name (sm_NN, sm_NNa or sm_NNf)")
+    return int(m.group(1)), m.group(2)
+
+
+def selector_problem(selector: str, names: Collection[str]) -> KeyError | ValueError | None:
+    """Why ``selector`` selects no targets among ``names`` (the error that selecting
+    raises), or None. ``sm_NN+``: every target from sm_NN; ``sm_NNa`` / ``sm_NNf``:
+    a target of the spec; a plain ``sm_NN`` is no selector."""
+    try:
+        if selector.endswith("+"):
+            parse_target(selector[:-1])
+            return None
+        _, suffix = parse_target(selector)
+    except ValueError as exc:
+        return exc
+    if selector not in names:
+        return KeyError(f"unknown target {selector!r}")
+    if suffix == "":
+        return ValueError(f"{selector!r}: a plain target is not a selector; write "
+                          f"{selector}+ (that target and every later one)")
+    return None
+
+
+def range_values(r: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The numbers of a range ``{from, to, step}``; None without ``to``."""
+    if "to" not in r:
+        return None
+    return tuple(range(r["from"], r["to"] + 1, r.get("step", 1)))
+
+
+def condition_values(raw: Any) -> tuple[frozenset[str], bool]:
+    """The values one item of a condition names, and whether it negates them: a value,
+    a list, a range ``{from, to}`` or ``{not: [...]}``."""
+    if isinstance(raw, dict) and "not" in raw:
+        return frozenset(norm(v) for v in raw["not"]), True
+    if isinstance(raw, dict):
+        vals = range_values(raw)
+        if vals is None:
+            raise ValueError("a range in a condition needs 'to'")
+        return frozenset(norm(v) for v in vals), False
+    if isinstance(raw, list):
+        return frozenset(norm(v) for v in raw), False
+    return frozenset({norm(raw)}), False
 
 
 def parse_bits(bits: int | str) -> tuple[int, int]:

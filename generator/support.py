@@ -1,7 +1,7 @@
 """``ptxgen support OPCODE [--target T] [--ptx-isa X.Y]``: where is a form supported?
 
 Answers from the generated module ``ptxgen.isa.ptx`` (the spec's rules as
-data) through :mod:`ptxgen.instructions`; nothing here reads YAML.
+data) through :mod:`ptxgen.model.instructions`; nothing here reads YAML.
 
 Exit status: 0 the form is valid and supported on the target at the version
 (without --target: the form is valid, its support table is printed); 1 the
@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ptxgen.instructions import Form, InstructionSet, Targets, lookup, vkey
+from ptxgen.model.instructions import Form, InstructionSet, lookup, vkey
+from ptxgen.model.targets import Targets
 
 EXIT_SUPPORTED, EXIT_UNSUPPORTED = 0, 1
 
@@ -68,7 +69,10 @@ def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targ
 
 def _check_args(targets: Targets, target: str | None, version: str | None) -> str:
     if version is not None:
-        from ptxgen.view import ViewError, check_version  # the same check as every --ptx-isa
+        from ptxgen.model.versions import (  # the same check as every --ptx-isa
+            ViewError,
+            check_version,
+        )
 
         try:
             check_version(targets.versions, version)

@@ -13,9 +13,9 @@ from pathlib import Path
 from cpp import harness
 from cpp.harness import GXX_FLAGS, NVCC_FLAGS
 
-from ptxgen.emit.ptx import enum_name, member_ident
-from ptxgen.instructions import TRUE
+from ptxgen.emit.cpp.wrappers import enum_name, member_ident
 from ptxgen.isa import DESCRIPTORS, ptx
+from ptxgen.model.instructions import TRUE
 
 INS = ptx.instruction_set().get("tcgen05_mma")
 NAMES = ("kind", "cta_group", "ws", "sp", "scale_vectorsize", "ashift")

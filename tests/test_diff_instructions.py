@@ -19,9 +19,9 @@ import pytest
 from conftest import ROOT, SPEC, run_cli
 from ptxgen.diff import Change, Report, compare_revisions, diff
 from ptxgen.diff.revisions import load_revision
-from ptxgen.instructions import FALSE, Form, InstructionSet, vkey
+from ptxgen.model.instructions import FALSE, Form, InstructionSet, vkey
+from ptxgen.model.versions import supported_at
 from ptxgen.pipeline import load_model
-from ptxgen.view import supported_at
 
 FIXTURES = ROOT / "tests" / "fixtures" / "diff"
 VIEWS = FIXTURES / "views" / "spec"

@@ -15,7 +15,7 @@ import pytest
 from conftest import SPEC
 from ptxgen import pipeline
 from ptxgen.errors import SpecError
-from ptxgen.instructions import InstructionSet, lookup, vkey
+from ptxgen.model.instructions import InstructionSet, lookup, vkey
 
 
 @pytest.fixture(scope="module")

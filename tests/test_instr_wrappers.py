@@ -34,7 +34,7 @@ import pytest
 import toolkits
 from ptxas import wrappers
 
-from ptxgen.emit.ptx import wrapper_calls
+from ptxgen.emit.cpp.wrappers import wrapper_calls
 from ptxgen.isa import ptx
 
 ISET = ptx.instruction_set()

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 import toolkits
 
-from ptxgen.instructions import InstructionSet, vkey
 from ptxgen.isa import ptx
+from ptxgen.model.instructions import InstructionSet, vkey
 from ptxgen.pipeline import load_model
 from ptxgen.probe import Assembler, ProbeResult, probe
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SPEC, run_cli
-from ptxgen.instructions import FALSE, Form, vkey
 from ptxgen.load import load_spec_dir
 from ptxgen.model import Spec, build_model
+from ptxgen.model.instructions import FALSE, Form, vkey
+from ptxgen.model.versions import ViewError, supported_at, view_documents
 from ptxgen.pipeline import load_documents, load_model
 from ptxgen.support import answer
-from ptxgen.view import ViewError, supported_at, view_documents
 
 VERSIONS = ("7.0", "7.8", "8.0", "8.4", "8.6", "8.7", "8.8", "9.0")
 
@@ -306,7 +306,7 @@ def test_descriptor_commands_at_a_version_answer_as_without() -> None:
 def test_the_fast_path_reads_no_spec() -> None:
     code = ("import sys; from ptxgen.cli import main; "
             "rc = main(['encode', 'smem_desc', 'start_address=0x400']); "
-            "print(rc, 'yaml' in sys.modules, 'ptxgen.view' in sys.modules, "
+            "print(rc, 'yaml' in sys.modules, 'ptxgen.model.versions' in sys.modules, "
             "'argparse' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=False)

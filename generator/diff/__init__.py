@@ -15,13 +15,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptxgen.diff.base import DiffError, Location
 from ptxgen.diff.engine import (
     BREAKING,
     RULES,
     SEVERITIES,
     Change,
-    DiffError,
-    Location,
     Rule,
     compare,
     load_rule_modules,

@@ -23,22 +23,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ptxgen.diff.base import Json, Location
+from ptxgen.diff.revisions import Revision
+
 if TYPE_CHECKING:
-    from ptxgen.diff.revisions import Revision
     from ptxgen.model import Spec
 
 #: Severities, most severe first.
 BREAKING, COMPATIBLE, NOTE = "breaking", "compatible", "note"
 SEVERITIES = (BREAKING, COMPATIBLE, NOTE)
-
-#: JSON-compatible data (what ``before`` / ``after`` of a change hold).
-Json = Any
-
-
-class DiffError(Exception):
-    """A diff that cannot be made (OLD/NEW cannot be opened, a revision cannot be
-    rendered): reported as one line, exit status 2."""
-
 
 @dataclass(frozen=True)
 class Rule:
@@ -62,22 +55,6 @@ def rule(rule_id: str, severity: str, area: str, summary: str, why: str) -> Rule
         raise ValueError(f"rule {rule_id} is defined twice")
     RULES[rule_id] = r = Rule(rule_id, severity, area, summary, why)
     return r
-
-
-@dataclass(frozen=True, order=True)
-class Location:
-    """Where an element is written in one revision: its file (as shown) and line."""
-
-    file: str
-    line: int
-    revision: str | None = None  # the git revision the file is read from, if any
-
-    def __str__(self) -> str:
-        prefix = f"{self.revision}:" if self.revision else ""
-        return f"{prefix}{self.file}:{self.line}"
-
-    def as_dict(self) -> dict[str, Json]:
-        return {"file": self.file, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -186,12 +163,12 @@ def load_rule_modules() -> None:
     """Import every ``ptxgen.diff.rules_*`` module (each registers its area)."""
     import importlib
     import pkgutil
+    from pathlib import Path
 
-    import ptxgen.diff as pkg
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
+    package = __name__.rpartition(".")[0]
+    for mod in sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])):
         if mod.startswith("rules_"):
-            importlib.import_module(f"ptxgen.diff.{mod}")
+            importlib.import_module(f"{package}.{mod}")
 
 
 def compare(old: Revision, new: Revision) -> list[Change]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from ptxgen.diff.engine import DiffError, Json, Symbol, symbols
+from ptxgen.diff.base import DiffError, Json
+from ptxgen.diff.engine import Symbol, symbols
 from ptxgen.model import Spec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"

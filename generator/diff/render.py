@@ -8,7 +8,8 @@ import json
 from collections.abc import Iterable
 
 from ptxgen.diff import Report, Rule
-from ptxgen.diff.engine import SEVERITIES, Change, Json, Location
+from ptxgen.diff.base import Json, Location
+from ptxgen.diff.engine import SEVERITIES, Change
 from ptxgen.diff.generated import Generated
 from ptxgen.diff.revisions import Revision
 

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ptxgen.diff.engine import DiffError, Json, Location
+from ptxgen.diff.base import DiffError, Json, Location
 from ptxgen.errors import Diagnostic, SpecError
 from ptxgen.load import Document, Path_
-from ptxgen.model import Source, Spec
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Source
 from ptxgen.spec_util import value_sets_for_kind
 
 _SPEC_PREFIX = "spec/"  # how the loader names spec files (Document.rel, Source.file)
@@ -126,8 +127,8 @@ def load_revision(spec_root: Path, *, label: str, type_: str, spec_dir: str,
 def load_views(spec_root: Path, old: str, new: str) -> tuple[Revision, Revision]:
     """The views of one spec folder as of PTX ISA versions ``old`` and ``new``."""
     from ptxgen.model import build_model
+    from ptxgen.model.versions import ViewError, spec_versions, view_documents
     from ptxgen.pipeline import load_documents
-    from ptxgen.view import ViewError, spec_versions, view_documents
 
     if not spec_root.is_dir():
         raise DiffError(f"--spec: {spec_root} is not a spec folder")

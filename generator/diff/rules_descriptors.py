@@ -15,13 +15,12 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from ptxgen.diff.base import Json, Location
 from ptxgen.diff.engine import (
     BREAKING,
     COMPATIBLE,
     NOTE,
     Context,
-    Json,
-    Location,
     Rule,
     Symbol,
     comparer,
@@ -29,8 +28,9 @@ from ptxgen.diff.engine import (
     symbol_table,
 )
 from ptxgen.diff.revisions import Revision
-from ptxgen.instructions import vkey
-from ptxgen.model import Descriptor, Entry, Field, Fixed, Layout, Reserved, Spec
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Descriptor, Entry, Field, Fixed, Layout, Reserved
+from ptxgen.model.instructions import vkey
 
 AREA = "descriptors"
 
@@ -300,7 +300,7 @@ def _since_loc(side: Revision, d: Descriptor, kind: str | None) -> Location:
 
 def compare_since(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
     """The PTX ISA version the descriptor (and each kind of both) appears in."""
-    from ptxgen.view import appears_in
+    from ptxgen.model.versions import appears_in
 
     def data(side: Revision, d: Descriptor) -> dict[str, Json]:
         doc = side.docs.get(d.spec_file)

@@ -23,20 +23,21 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ptxgen.diff.base import Location
 from ptxgen.diff.engine import (
     BREAKING,
     COMPATIBLE,
     NOTE,
     Context,
-    Location,
     Symbol,
     comparer,
     rule,
     symbol_table,
 )
 from ptxgen.diff.revisions import Revision
-from ptxgen.instructions import FALSE, NONE, TRUE, Form, Instruction, Targets, vkey
 from ptxgen.model import Spec
+from ptxgen.model.instructions import FALSE, NONE, TRUE, Form, Instruction, vkey
+from ptxgen.model.targets import Targets
 
 AREA = "instructions"
 TARGETS = "targets"
@@ -174,7 +175,7 @@ class _Where:
         if value is not None:
             vals = self.raw(ins_id)["qualifiers"][j].get("values")
             if isinstance(vals, list):
-                from ptxgen.instructions import norm
+                from ptxgen.model.instructions import norm
 
                 for k, v in enumerate(vals):
                     if norm(v) == value:
@@ -732,7 +733,7 @@ def instruction_symbols(spec: Spec) -> Iterator[Symbol]:
 
 def _member(q: Any, value: str) -> str:
     try:
-        from ptxgen.emit.ptx import member_ident
+        from ptxgen.emit.cpp.wrappers import member_ident
 
         return str(member_ident(q, value))
     except ImportError:  # pragma: no cover - the emitter defines it

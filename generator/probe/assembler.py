@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptxgen import instructions as engine
-from ptxgen.instructions import Form
+from ptxgen.model import instructions as engine
+from ptxgen.model.instructions import Form
 
 LINE_RE = re.compile(r"^ptxas \S+(?: \S+)*, line (\d+); (error|warning|fatal|info)\s*: (.*)$")
 GATING = ("requires PTX ISA .version", "not supported on .target", "requires .target sm_",

@@ -30,8 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptxgen import instructions as engine
-from ptxgen.instructions import Form, Instruction, InstructionSet, Targets
+from ptxgen.model import instructions as engine
+from ptxgen.model.instructions import Form, Instruction, InstructionSet
+from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
 
 

@@ -36,16 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptxgen.instructions import (
-    Form,
-    Instruction,
-    InstructionSet,
-    Targets,
-    parse_target,
-    vkey,
-)
+from ptxgen.model.instructions import Form, Instruction, InstructionSet, vkey
+from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, kernel_for, verify_arch
 from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
+from ptxgen.spec_util import parse_target
 
 SCHEMA = "ptxgen-probe/1"
 EXIT_AGREE, EXIT_PROPOSE, EXIT_ERROR = 0, 1, 2

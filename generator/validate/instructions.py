@@ -3,22 +3,33 @@
 What the JSON Schema cannot express: names that are unique and valid
 identifiers, every condition naming a real qualifier or operand and one of
 its values, target selectors and versions that exist, note references that
-resolve, rules with no seed that carry ptxas evidence, and the properties of
-the derived form set: every form supported somewhere, every opcode text read
-back as exactly one qualifier assignment, every form in exactly one
-combination and one wrapper, derived qualifiers that really are functions of
-the qualifiers they name, and seed syntax blocks and examples that match.
+resolve, and rules with no seed that carry ptxas evidence. These checks read the
+documents as written; the properties of the derived form set (every form
+supported somewhere, opcodes that read back, one combination and one wrapper per
+form, ...) are checked once the model is built (:mod:`ptxgen.model.checks`), for
+every instruction that passed these checks (:class:`InstructionChecks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptxgen import instructions as model
 from ptxgen.errors import Diagnostic
 from ptxgen.load import Document, Path_, load_file
+from ptxgen.spec_util import (
+    FALSE,
+    NONE,
+    TRUE,
+    condition_values,
+    norm,
+    parse_target,
+    range_values,
+    selector_problem,
+    vkey,
+)
 from ptxgen.validate.semantic import _Checker as _DescriptorChecker
 
 TARGETS_FILE = "targets.yaml"
@@ -54,7 +65,7 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
     c.collect_notes(d)
     versions = tuple(d["ptx_isa_versions"])
     if len(set(versions)) != len(versions) or list(versions) != sorted(versions,
-                                                                      key=model.vkey):
+                                                                      key=vkey):
         c.err(("ptx_isa_versions",), "versions must be unique and in ascending order")
     if {s["suffix"] for s in d["suffixes"]} != {"", "a", "f"}:
         c.err(("suffixes",), "the suffixes '', 'a' and 'f' must each be described once")
@@ -73,7 +84,7 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
         if name in names:
             c.err(path + ("name",), f"duplicate target {name!r}")
         names[name] = i
-        sm, suffix = model.parse_target(name)
+        sm, suffix = parse_target(name)
         sms.add(sm)
         c.version(path + ("since",), t["since"], versions)
         c.note_ref(path + ("note",), t.get("note"))
@@ -87,7 +98,7 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
         if suffix == "f" and sm not in fam_of:
             c.err(path + ("name",), f"{name} is family-specific but sm_{sm} is in no family")
     for name, i in names.items():
-        sm, suffix = model.parse_target(name)
+        sm, suffix = parse_target(name)
         if suffix and f"sm_{sm}" not in names:
             c.err(("targets", i, "name"), f"{name} needs the baseline target sm_{sm}")
         arch = d["targets"][i].get("ptxas_arch")
@@ -101,9 +112,9 @@ def _check_targets(doc: Document) -> list[Diagnostic]:
     for i, row in enumerate(d.get("cuda_toolkits", {}).get("versions", [])):
         path = ("cuda_toolkits", "versions", i)
         c.version(path + ("ptx_isa",), row["ptx_isa"], versions)
-        cuda = model.vkey(row["cuda"])
+        cuda = vkey(row["cuda"])
         if prev is not None and (cuda <= prev[0] or
-                                 model.vkey(row["ptx_isa"]) < model.vkey(prev[1])):
+                                 vkey(row["ptx_isa"]) < vkey(prev[1])):
             c.err(path, "toolkits must be in ascending order, with PTX ISA versions that "
                         "never decrease")
         prev = (cuda, row["ptx_isa"])
@@ -126,11 +137,15 @@ def check_targets(docs: list[Document]) -> list[Diagnostic]:
     return errors
 
 
-def find_targets(doc: Document) -> Document | None:
-    """The ``targets.yaml`` of the spec folder an instruction file lives in."""
+def find_targets(doc: Document, loaded: Sequence[Document] = ()) -> Document | None:
+    """The ``targets.yaml`` of the spec folder an instruction file lives in (one of
+    ``loaded`` if it is among them, so that it is read once)."""
     for parent in doc.path.resolve().parents:
         candidate = parent / TARGETS_FILE
         if candidate.is_file():
+            for d in loaded:
+                if d.path.resolve() == candidate:
+                    return d
             rel = doc.rel.split("/")[0] + "/" + TARGETS_FILE
             return load_file(candidate, str(candidate), rel)
         if parent.name == "spec":
@@ -140,8 +155,36 @@ def find_targets(doc: Document) -> Document | None:
 
 # -- instructions -----------------------------------------------------------
 
+@dataclass(frozen=True)
+class TargetsInfo:
+    """What the instruction checks read from ``targets.yaml``: its versions, target names
+    (for selectors) and toolkits."""
+
+    versions: tuple[str, ...]
+    names: frozenset[str]
+    toolkit_names: tuple[str, ...]
+
+    @staticmethod
+    def read(data: Mapping[str, Any]) -> TargetsInfo:
+        """Raises KeyError, TypeError or ValueError for data that is not a targets spec."""
+        names = frozenset(t["name"] for t in data["targets"])
+        toolkits = tuple(r["cuda"] for r in data.get("cuda_toolkits", {}).get("versions", ()))
+        return TargetsInfo(tuple(data["ptx_isa_versions"]), names, toolkits)
+
+
+@dataclass(frozen=True)
+class InstructionChecks:
+    """The problems the instruction checks found, the targets.yaml they read (None when it
+    has problems of its own) and the instruction entries that passed every check: the
+    model checks (:mod:`ptxgen.model.checks`) go on with those."""
+
+    errors: tuple[Diagnostic, ...]
+    targets: Document | None
+    passed: tuple[tuple[Document, int], ...]
+
+
 class _InstrChecker(_Checker):
-    def __init__(self, doc: Document, targets: model.Targets | None) -> None:
+    def __init__(self, doc: Document, targets: TargetsInfo | None) -> None:
         super().__init__(doc)
         self.targets = targets
 
@@ -153,11 +196,11 @@ class _InstrChecker(_Checker):
                                          f"choice (known: {', '.join(domains)})", key=True)
                 continue
             try:
-                m = model.Matcher.build(raw)
+                values, _ = condition_values(raw)
             except ValueError as exc:
                 self.err(path + (name,), str(exc))
                 continue
-            bad = sorted(v for v in m.values if v not in domains[name])
+            bad = sorted(v for v in values if v not in domains[name])
             if bad:
                 self.err(path + (name,), f"{name}: {', '.join(bad)} is not a value of "
                                          f"{name} ({', '.join(domains[name])})")
@@ -171,7 +214,7 @@ class _InstrChecker(_Checker):
                 self.err(path + ("by",), f"{by!r} is not a qualifier or operand choice")
                 return
             for k, v in spec["values"].items():
-                if model.norm(k) not in domains[by]:
+                if norm(k) not in domains[by]:
                     self.err(path + ("values", k), f"{k} is not a value of {by} "
                                                    f"({', '.join(domains[by])})", key=True)
                 self.value_spec(path + ("values", k), v, domains)
@@ -184,9 +227,8 @@ class _InstrChecker(_Checker):
         if self.targets is None:
             return
         for j, s in enumerate(sels):
-            try:
-                self.targets.select(s)
-            except (KeyError, ValueError) as exc:
+            exc = selector_problem(s, self.targets.names)
+            if exc is not None:
                 self.err(path + (j,), f"target selector {s!r}: {exc}".replace('"', ""))
 
     def instruction(self, base: Path_, raw: Mapping[str, Any]) -> None:
@@ -212,7 +254,7 @@ class _InstrChecker(_Checker):
                     self.err(p + ("choice",), "duplicate alternative names")
                 domains[o["name"]] = tuple(alts)
             elif o.get("optional"):
-                domains[o["name"]] = (model.FALSE, model.TRUE)
+                domains[o["name"]] = (FALSE, TRUE)
             kind = o.get("kind")
             if kind == "vector" and "count" not in o and not _counted(raw, o["name"]):
                 self.err(p, f"vector operand {o['name']!r} needs a count (here or in every "
@@ -237,7 +279,7 @@ class _InstrChecker(_Checker):
                 self.condition(pa + ("when",), a["when"], domains)
                 self.note_ref(pa + ("note",), a.get("note"))
                 for key in ("value", "same_as"):
-                    if model.norm(a[key]) not in qual_domains[q["name"]]:
+                    if norm(a[key]) not in qual_domains[q["name"]]:
                         self.err(pa + (key,), f"{a[key]} is not a value of {q['name']}")
             for j, dname in enumerate(q.get("derived", [])):
                 if dname not in qual_domains or dname == q["name"]:
@@ -309,22 +351,22 @@ class _InstrChecker(_Checker):
             domains[name] = ()
             return
         if flag:
-            domains[name] = (model.FALSE, model.TRUE)
+            domains[name] = (FALSE, TRUE)
             return
         raw = q["values"]
         if isinstance(raw, dict):
-            vals = model._range_values(raw)
+            vals = range_values(raw)
             if vals is None:
                 self.err(p + ("values",), "a qualifier's value range needs 'to'")
                 vals = ()
         else:
             vals = tuple(raw)
-        norm = [model.norm(v) for v in vals]
-        if len(set(norm)) != len(norm):
+        normed = [norm(v) for v in vals]
+        if len(set(normed)) != len(normed):
             self.err(p + ("values",), "duplicate values")
-        if model.NONE in norm:
-            self.err(p + ("values",), f"{model.NONE!r} is reserved for a left-out qualifier")
-        domains[name] = ((model.NONE,) if q.get("optional") else ()) + tuple(norm)
+        if NONE in normed:
+            self.err(p + ("values",), f"{NONE!r} is reserved for a left-out qualifier")
+        domains[name] = ((NONE,) if q.get("optional") else ()) + tuple(normed)
 
 
 def _counted(raw: Mapping[str, Any], operand: str) -> bool:
@@ -332,82 +374,26 @@ def _counted(raw: Mapping[str, Any], operand: str) -> bool:
     return bool(combos) and all(operand in c.get("operands", {}) for c in combos)
 
 
-def _derived_checks(c: _InstrChecker, base: Path_, ins: model.Instruction) -> None:
-    """Properties of the derived forms, reported at the instruction."""
-    if not ins.forms:
-        c.err(base + ("name",), f"{ins.name}: the rules allow no form at all")
-        return
-    assert c.targets is not None
-    opcodes: dict[str, tuple[tuple[str, str], ...]] = {}
-    for f in ins.forms:
-        quals = tuple((q.name, f.params[q.name]) for q in ins.qualifiers)
-        if opcodes.setdefault(f.opcode, quals) != quals:
-            c.err(base + ("qualifiers",), f"two qualifier assignments are both written "
-                                          f"{f.opcode!r}")
-        if not f.support.matrix(c.targets):
-            c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
-                                     f"version (gates {', '.join(f.support.gates)})")
-        if ins.combinations:
-            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
-            if n != 1:
-                c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
-                                                "(each form must match exactly one)")
-        try:
-            uses = f.operands
-        except (KeyError, model.SpecValueError, ValueError, TypeError) as exc:
-            c.err(base + ("operands",), f"{f.key}: operand layout undefined: {exc}")
-            continue
-        for u in uses:
-            if u.kind == "vector" and not u.count:
-                c.err(base + ("operands",), f"{f.key}: vector operand {u.name} has no count")
-        wrappers = [w.name for w in ins.wrappers if w.when(f.params)]
-        if len(wrappers) != 1:
-            c.err(base + ("wrappers",), f"{f.key} belongs to {len(wrappers)} wrappers "
-                                        f"({', '.join(wrappers) or 'none'}); exactly one needed")
-    for opcode in list(opcodes)[:: max(1, len(opcodes) // 50)]:
-        parses, _, _ = ins.parse_opcode(opcode)
-        if len(parses) != 1:
-            c.err(base + ("qualifiers",), f"{opcode!r} reads back as {len(parses)} qualifier "
-                                          "assignments")
-    for i, q in enumerate(ins.qualifiers):
-        if not q.derived:
-            continue
-        seen: dict[tuple[str, ...], str] = {}
-        for f in ins.forms:
-            k = tuple(f.params[d] for d in q.derived)
-            if seen.setdefault(k, f.params[q.name]) != f.params[q.name]:
-                c.err(base + ("qualifiers", i, "derived"),
-                      f"{q.name} is not fixed by {', '.join(q.derived)}: "
-                      f"{dict(zip(q.derived, k, strict=True))} allows {seen[k]} and "
-                      f"{f.params[q.name]}")
-                break
-    for i, (_, block, cond) in enumerate(ins.seed_syntax):
-        if not any(cond(f.params) for f in ins.forms):
-            c.err(base + ("seed_syntax", i), f"seed syntax block {block!r} selects no valid form")
-    for i, ex in enumerate(ins.examples):
-        valid = bool(ins.by_opcode.get(ex["opcode"]))
-        if valid != ex["valid"]:
-            c.err(base + ("examples", i, "valid"),
-                  f"{ex['opcode']} is {'a valid' if valid else 'not a valid'} form, the "
-                  f"example says valid: {str(ex['valid']).lower()}")
-
-
-def check_instructions(docs: list[Document]) -> list[Diagnostic]:
+def check_instructions(docs: list[Document], loaded: Sequence[Document] = ()
+                       ) -> InstructionChecks:
+    """Check the instruction files ``docs``; ``loaded``: every document of the spec (the
+    targets.yaml among them is not read again)."""
     errors: list[Diagnostic] = []
     if not docs:
-        return errors
-    targets: model.Targets | None = None
-    tdoc = find_targets(docs[0])
+        return InstructionChecks((), None, ())
+    targets: TargetsInfo | None = None
+    tdoc = find_targets(docs[0], loaded)
     if tdoc is None:
         errors.append(docs[0].source.diag((), f"no {TARGETS_FILE} found next to the "
                                               "instruction specs (target selectors need it)"))
     elif not _check_targets(tdoc):
         try:
-            targets = model.build_targets(tdoc.data)
+            targets = TargetsInfo.read(tdoc.data)
         except (KeyError, TypeError, ValueError):  # reported by the targets checks
             targets = None
     ids: dict[str, str] = {}
     wrappers: dict[str, str] = {}
+    passed: list[tuple[Document, int]] = []
     for doc in docs:
         c = _InstrChecker(doc, targets)
         c.collect_notes(doc.data)
@@ -427,13 +413,10 @@ def check_instructions(docs: list[Document]) -> list[Diagnostic]:
             before = len(c.errors)
             c.instruction(base, raw)
             if len(c.errors) == before and targets is not None:
-                try:
-                    ins = model.build_instruction(raw, targets, doc.rel)
-                    _derived_checks(c, base, ins)
-                except (KeyError, TypeError, ValueError) as exc:
-                    c.err(base, f"malformed instruction spec: {exc!r}")
+                passed.append((doc, i))
         errors.extend(c.errors)
-    return errors
+    return InstructionChecks(tuple(errors), tdoc if targets is not None else None,
+                             tuple(passed))
 
 
 def instruction_docs_dir(spec_dir: Path) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from ptxgen.load import Document
 
 SCHEMA_DIR_NAME = "schema"
 MAX_SCHEMA_BYTES = 1024 * 1024  # a schema named by a modeline: a regular file of at most 1 MB
-_MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)\s*$", re.M)
 
 
 @cache
@@ -30,10 +28,7 @@ def _validator(schema_path: str) -> Any:
 
 def schema_for(doc: Document) -> Path | None:
     """The schema named by the file's ``yaml-language-server`` modeline."""
-    m = _MODELINE.search(doc.text)
-    if not m:
-        return None
-    return (doc.path.parent / m.group(1)).resolve()
+    return doc.schema_path
 
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ptxgen.instructions import first_allowed
+from ptxgen.model.instructions import first_allowed
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "generated" / "include"

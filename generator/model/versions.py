@@ -39,7 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptxgen.instructions import (
+from ptxgen.model import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA
+from ptxgen.model.instructions import (
     FALSE,
     TRUE,
     Form,
@@ -47,22 +48,18 @@ from ptxgen.instructions import (
     InstructionSet,
     Matcher,
     Support,
-    Targets,
     build_instruction,
     build_instruction_set,
-    build_targets,
     norm,
     vkey,
 )
+from ptxgen.model.targets import Targets, build_targets
 
 if TYPE_CHECKING:
     from ptxgen.load import Document
 
 Path_ = tuple[str | int, ...]
 
-DESCRIPTOR_SCHEMA = "descriptor.schema.json"
-TARGETS_SCHEMA = "targets.schema.json"
-INSTRUCTIONS_SCHEMA = "instructions.schema.json"
 
 
 class ViewError(ValueError):
@@ -246,15 +243,9 @@ _MISSING = object()
 
 # -- the view of a spec -----------------------------------------------------------------------
 
-def _schema_name(doc: Document) -> str:
-    from ptxgen.validate import schema_name
-
-    return schema_name(doc)
-
-
 def spec_versions(docs: Iterable[Document]) -> tuple[str, ...]:
     for d in docs:
-        if _schema_name(d) == TARGETS_SCHEMA:
+        if d.schema_name == TARGETS_SCHEMA:
             return tuple(str(v) for v in d.data.get("ptx_isa_versions", ()))
     return ()
 
@@ -266,7 +257,7 @@ def view_documents(docs: list[Document], version: str,
     ``docs`` must have validated; ``full`` is their instruction set if already built.
     """
     check_version(spec_versions(docs), version)
-    kinds = {id(d): _schema_name(d) for d in docs}
+    kinds = {id(d): d.schema_name for d in docs}
     targets_docs = [d for d in docs if kinds[id(d)] == TARGETS_SCHEMA]
     instr_docs = sorted((d for d in docs if kinds[id(d)] == INSTRUCTIONS_SCHEMA),
                         key=lambda d: d.rel)

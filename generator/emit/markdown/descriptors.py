@@ -13,8 +13,17 @@ from fractions import Fraction
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.model import Descriptor, Field, Fixed, Layout, Reserved, Spec, Table, ZeroColumnMask
+from ptxgen.emit.templates import Files, generated_notice, render
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import (
+    Descriptor,
+    Field,
+    Fixed,
+    Layout,
+    Reserved,
+    Table,
+    ZeroColumnMask,
+)
 
 OUT = "docs"
 
@@ -195,7 +204,7 @@ def field_reference(layout: Layout) -> list[list[str]]:
 def descriptor_view(d: Descriptor) -> dict[str, Any]:
     return {
         "notice": [escape.md_text(x)
-                   for x in generated_notice([d.spec_file], "docs/descriptor.md.j2")],
+                   for x in generated_notice([d.spec_file], "markdown/descriptor.md.j2")],
         "title": escape.md_text(d.title),
         "name": d.name,
         "description": escape.md_text(d.description),
@@ -215,11 +224,11 @@ def descriptor_view(d: Descriptor) -> dict[str, Any]:
 def emit(spec: Spec) -> Files:
     files: Files = {}
     for d in spec.descriptors:
-        files[f"{OUT}/{d.name}.md"] = render("docs/descriptor.md.j2", **descriptor_view(d))
+        files[f"{OUT}/{d.name}.md"] = render("markdown/descriptor.md.j2", **descriptor_view(d))
     files[f"{OUT}/README.md"] = render(
-        "docs/index.md.j2",
+        "markdown/index.md.j2",
         notice=[escape.md_text(x) for x in generated_notice(list(spec.spec_files),
-                                                            "docs/index.md.j2")],
+                                                            "markdown/index.md.j2")],
         descriptors=[{"name": d.name, "title": escape.md_text(d.title),
                       "tables": ", ".join(str(t.provenance.table) for t in d.tables),
                       "file": d.spec_file} for d in spec.descriptors])

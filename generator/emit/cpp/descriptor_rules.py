@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.emit.cpp import in_values
-from ptxgen.emit.ptx import NS, _Cond, cpp_bool, template_param, tparam
-from ptxgen.instructions import Instruction
-from ptxgen.model import Descriptor, Field, Spec
+from ptxgen.emit.cpp.descriptors import in_values
+from ptxgen.emit.cpp.wrappers import NS, _Cond, cpp_bool, template_param, tparam
+from ptxgen.emit.templates import Files, generated_notice, render
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Descriptor, Field
+from ptxgen.model.instructions import Instruction
 
 OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
 
@@ -100,7 +101,7 @@ def emit(spec: Spec) -> Files:
             sources |= {ins.spec_file, desc.spec_file}
     if not checkers:
         return {}
-    return {OUT: render("ptx/descriptor_rules.hpp.j2", checkers=checkers,
+    return {OUT: render("cpp/descriptor_rules.hpp.j2", checkers=checkers,
                         headers=sorted(headers), ns=NS,
                         notice=[escape.cpp_comment_text(x) for x in generated_notice(
-                            sorted(sources), "ptx/descriptor_rules.hpp.j2")])}
+                            sorted(sources), "cpp/descriptor_rules.hpp.j2")])}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.model import Descriptor, Field, Layout, Spec, progressions, values_text
+from ptxgen.emit.templates import Files, generated_notice, render
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Descriptor, Field, Layout, progressions, values_text
 from ptxgen.names import assert_not_reserved
 
 OUT = "python"

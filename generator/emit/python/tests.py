@@ -1,9 +1,12 @@
-"""Conformance-test emitter: spec -> generated/tests (pytest, run by the suite).
+"""Python test emitter: spec -> generated/tests (pytest, run by the suite).
 
-The tests restate, from the spec, where every field lives and what it allows,
-and check the generated classes against that: round trips over every valid
-value (hypothesis), each class of invalid value, reserved and fixed bits, and
-the worked examples of Table 45 exactly as the seed prints them.
+The descriptor tests (``test_<descriptor>.py``) restate, from the spec, where every
+field lives and what it allows, and check the generated classes against that: round
+trips over every valid value (hypothesis), each class of invalid value, reserved and
+fixed bits, and the worked examples of Table 45 exactly as the seed prints them. The
+instruction tests check the builders of ``ptxgen.isa.ptx`` over every valid form
+(``test_ptx_builders.py``) and the form x target x version matrix against ptxas
+(``test_ptxas_conformance.py``).
 """
 
 from __future__ import annotations
@@ -11,11 +14,16 @@ from __future__ import annotations
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.emit.python import natural_key
-from ptxgen.model import Field, Layout, Spec
+from ptxgen.emit.python.builders import sources
+from ptxgen.emit.python.descriptors import natural_key
+from ptxgen.emit.templates import Files, generated_notice, render
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Field, Layout
+from ptxgen.model.instructions import InstructionSet
 
 OUT = "tests"
+OUT_BUILDERS = f"{OUT}/test_ptx_builders.py"
+OUT_PTXAS = f"{OUT}/test_ptxas_conformance.py"
 
 
 def py_list(items: list[str], indent: int, brackets: str = "[]", prefix: int = 0) -> str:
@@ -139,14 +147,41 @@ def layout_view(lay: Layout) -> dict[str, Any]:
     }
 
 
+def test_view(iset: InstructionSet) -> dict[str, Any]:
+    return {"instructions": [escape.py_str(i.id) for i in iset.instructions]}
+
+
+def ptxas_view(iset: InstructionSet) -> dict[str, Any]:
+    t = iset.targets
+    return {
+        "pairs": [(escape.py_str(a), escape.py_str(v)) for a, v in t.pairs()],
+        "renamed": [(escape.py_str(x.name), escape.py_str(x.until)) for x in t.targets
+                    if x.until is not None],
+        "form_count": sum(len(i.forms) for i in iset.instructions),
+        "target_count": len(t.targets),
+    }
+
+
 def emit(spec: Spec) -> Files:
     files: Files = {}
     for d in spec.descriptors:
         files[f"{OUT}/test_{d.name}.py"] = render(
-            "tests/test_descriptor.py.j2",
+            "python/test_descriptor.py.j2",
             notice=[escape.py_comment(x) for x in generated_notice([d.spec_file],
-                                                                   "tests/test_descriptor.py.j2")],
+                                                                   "python/test_descriptor.py.j2")],
             module=d.name,
             imports=sorted((lay.class_name for lay in d.layouts), key=natural_key),
             classes=[layout_view(lay) for lay in d.layouts])
+    iset = spec.instructions
+    if iset is not None:
+        files[OUT_BUILDERS] = render(
+            "python/test_ptx_builders.py.j2",
+            notice=[escape.py_comment(x) for x in generated_notice(
+                sources(iset), "python/test_ptx_builders.py.j2")],
+            **test_view(iset))
+        files[OUT_PTXAS] = render(
+            "python/test_ptxas_conformance.py.j2",
+            notice=[escape.py_comment(x) for x in generated_notice(
+                sources(iset), "python/test_ptxas_conformance.py.j2")],
+            **ptxas_view(iset))
     return files

@@ -41,8 +41,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.instructions import (
+from ptxgen.emit.templates import Files, generated_notice, render
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import progressions, values_text
+from ptxgen.model.instructions import (
     FALSE,
     TRUE,
     Condition,
@@ -51,12 +53,12 @@ from ptxgen.instructions import (
     InstructionSet,
     Matcher,
     Qualifier,
-    Targets,
     Wrapper,
     norm,
+    spec_text,
     vkey,
 )
-from ptxgen.model import Spec, progressions, values_text
+from ptxgen.model.targets import Targets
 from ptxgen.names import assert_not_reserved, camel, identifier_problem
 
 OUT = "include/ptxgen/ptx"
@@ -290,7 +292,7 @@ class _Helpers:
                     f"type of this form (PtxgenNeeded): {_ctype_text(spec, op.access)}"),
                 "length_msg": escape.cpp_message(
                     f"{what}: the array has PtxgenGiven elements where this form needs "
-                    f"PtxgenNeeded ({desc}" + (f"; {_spec_text(count)} registers" if count
+                    f"PtxgenNeeded ({desc}" + (f"; {spec_text(count)} registers" if count
                                                is not None else "") + ")"),
             }
         return self.checkers[key]
@@ -781,7 +783,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "checkers": checkers, "traits": list(traits.values()),
             "functions": functions, "externs": sorted(externs),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
-                [rel, "spec/targets.yaml"], "ptx/instructions.hpp.j2")],
+                [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
 
 
@@ -828,26 +830,7 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
             "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
             "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
-                ["spec/targets.yaml"], "ptx/target.hpp.j2")]}
-
-
-def _spec_text(spec: Any) -> str:
-    """A value spec as the docs show it: ``by atype (tf32: 0, 1; otherwise 0-3)``."""
-    if isinstance(spec, dict) and "by" in spec:
-        parts = [f"{norm(k)}: {_spec_text(v)}" for k, v in spec["values"].items()]
-        if "default" in spec:
-            parts.append(f"otherwise {_spec_text(spec['default'])}")
-        return f"by {spec['by']} (" + "; ".join(parts) + ")"
-    if isinstance(spec, dict) and "div" in spec:
-        return f"{spec['div'][0]} / {spec['div'][1]}"
-    if isinstance(spec, dict) and "from" in spec:
-        if "to" not in spec:
-            return f"{spec['from']} or more"
-        step = f" in steps of {spec['step']}" if spec.get("step", 1) != 1 else ""
-        return f"{spec['from']}-{spec['to']}{step}"
-    if isinstance(spec, list):
-        return ", ".join(str(v) for v in spec)
-    return str(spec)
+                ["spec/targets.yaml"], "cpp/target.hpp.j2")]}
 
 
 def _ctype_text(spec: Any, access: str = "read") -> str:
@@ -862,111 +845,6 @@ def _ctype_text(spec: Any, access: str = "read") -> str:
             parts.append(f"{leaf(spec['default'])} otherwise")
         return ", ".join(parts)
     return leaf(spec)
-
-
-def _prov_text(p: Any) -> str:
-    parts = [f"seed {', '.join(p.seeds)}"] if p.seeds else []
-    if p.document:
-        parts.append(p.document)
-    if p.ptxas:
-        parts.append(f"ptxas: {p.ptxas}")
-    if p.note:
-        parts.append(f"note {p.note}")
-    return "; ".join(parts) or "-"
-
-
-def docs_view(iset: InstructionSet) -> dict[str, Any]:
-    md = escape.md_cell
-    out = []
-    from_ptxas: list[str] = []
-    for ins in iset.instructions:
-        def ptxas_only(what: str, p: Any, ins: Instruction = ins) -> None:
-            if p.from_ptxas:
-                from_ptxas.append(escape.md_text(f"{ins.name}: {what}: {p.ptxas}"))
-
-        quals = []
-        for q in ins.qualifiers:
-            vals = "flag" if q.flag else ", ".join(q.values) + (" (optional)" if q.optional
-                                                                else "")
-            quals.append({"name": md(q.name), "text": md(q.text), "allowed": md(vals),
-                          "provenance": md(_prov_text(q.provenance))})
-            ptxas_only(f"qualifier {q.name}", q.provenance)
-        ops = []
-        for o in ins.operands:
-            if o.choice:
-                typ = " or ".join(f"{a.name}: {a.kind} {_spec_text(a.type)}" for a in o.choice)
-            elif o.elements:
-                typ = "{" + ", ".join(f"{n}: {_spec_text(v)}" for n, v in o.elements) + \
-                    "} immediates"
-            else:
-                typ = _spec_text(o.type if o.type is not None else o.values)
-            when = ("optional" if o.optional else "always") + (
-                f", only when {o.when.text()}" if o.when.items else "")
-            ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),
-                        "when": md(when), "provenance": md(_prov_text(o.provenance))})
-            ptxas_only(f"operand {o.name}", o.provenance)
-        combos = []
-        for c in ins.combinations:
-            g = c.gate
-            combos.append({"id": md(c.id), "match": md(c.match.text()),
-                           "targets": md(", ".join(g.selectors) if g and g.selectors else "all"),
-                           "since": md(g.since or "-") if g else "-",
-                           "provenance": md(_prov_text(c.provenance))})
-            ptxas_only(f"combination {c.id}", c.provenance)
-        rules = []
-        for r in ins.rules:
-            then = r.require.text() if r.require.items else ""
-            if r.forbid:
-                then += (", " if then else "") + f"not ({r.forbid.text()})"
-            if r.equal:
-                then += (", " if then else "") + " = ".join(r.equal)
-            rules.append({"id": md(r.id), "when": md(r.when.text()),
-                          "then": md(f"{then}: {r.message}"),
-                          "provenance": md(_prov_text(r.provenance))})
-            ptxas_only(f"rule {r.id} ({r.message})", r.provenance)
-        drules = []
-        for dr in ins.descriptor_rules:
-            then = "; ".join(f"{n} one of {', '.join(v)}" for n, v in dr.require)
-            if dr.shapes:
-                then = " or ".join(" × ".join(f"{n} {values_text(v)}" for n, v in shape)
-                                   for shape in dr.shapes)
-            drules.append({"id": md(dr.id), "operand": md(dr.operand), "when": md(dr.when.text()),
-                           "then": md(f"{then}: {dr.message}"),
-                           "provenance": md(_prov_text(dr.provenance))})
-        gates = []
-        for gt in ins.gates:
-            gates.append({"id": md(gt.id), "when": md(gt.when.text()),
-                          "targets": md(", ".join(gt.selectors) or "all"),
-                          "since": md(gt.since or "-"),
-                          "provenance": md(_prov_text(gt.provenance))})
-            ptxas_only(f"gate {gt.id}", gt.provenance)
-        for dv in ins.deviations:
-            gates.append({"id": md(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})"),
-                          "when": md(dv.when.text()),
-                          "targets": md(", ".join(dv.selectors) or "all"),
-                          "since": md(dv.since or "-"),
-                          "provenance": md(_prov_text(dv.provenance))})
-        out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
-                    "description": escape.md_text(ins.description), "forms": len(ins.forms),
-                    "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
-                    "operands": ops, "combinations": combos, "rules": rules, "gates": gates,
-                    "descriptor_rules": drules})
-    t = iset.targets
-    total = sum(len(i.forms) for i in iset.instructions)
-    return {
-        "summary": escape.md_text(
-            f"{len(iset.instructions)} instructions, {total} valid forms, "
-            f"{len(t.pairs())} (target, PTX ISA version) pairs: "
-            f"{total * len(t.pairs())} form x target x version answers, all derived from "
-            "the rules below and checked against ptxas 13.0 and 13.5 (each with the "
-            "deviations the spec records for its toolkit) by "
-            "generated/tests/test_ptxas_conformance.py."),
-        "targets": escape.md_text(", ".join(x.name for x in t.targets)),
-        "versions": escape.md_text(f"{t.versions[0]} ... {t.versions[-1]}"),
-        "instructions": out, "from_ptxas": from_ptxas,
-        "notes": [{"id": md(n.id), "where": md(n.spec_file), "text": escape.md_text(n.text)}
-                  for n in iset.notes],
-    }
 
 
 def emit(spec: Spec) -> Files:
@@ -984,19 +862,14 @@ def emit(spec: Spec) -> Files:
         stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
         headers.append(f"ptx/{stem}.hpp")
         files[f"{OUT}/{stem}.hpp"] = render(
-            "ptx/instructions.hpp.j2",
+            "cpp/wrappers.hpp.j2",
             **header_view(iset, rel, instrs, vector_macros, ops_macros))
-    files[f"{OUT}/target.hpp"] = render("ptx/target.hpp.j2",
+    files[f"{OUT}/target.hpp"] = render("cpp/target.hpp.j2",
                                         **target_view(iset, vector_macros, ops_macros))
-    files["docs/instructions.md"] = render(
-        "ptx/instructions.md.j2", **docs_view(iset),
-        notice=[escape.md_text(x) for x in generated_notice(
-            ["spec/targets.yaml", *sorted({i.spec_file for i in iset.instructions})],
-            "ptx/instructions.md.j2")])
     files["include/ptxgen/ptx.hpp"] = render(
-        "ptx/umbrella.hpp.j2", headers=sorted(headers),
+        "cpp/ptx.hpp.j2", headers=sorted(headers),
         notice=[escape.cpp_comment_text(x) for x in generated_notice(
-            sorted({i.spec_file for i in iset.instructions}), "ptx/umbrella.hpp.j2")])
+            sorted({i.spec_file for i in iset.instructions}), "cpp/ptx.hpp.j2")])
     return files
 
 

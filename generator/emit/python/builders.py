@@ -3,9 +3,9 @@
 The module (``ptxgen.isa.ptx``) embeds the instruction rules and the target
 table as data, exposes ``instruction_set()`` (which ``ptxgen support`` uses)
 and one keyword-only builder function per instruction that renders the PTX
-text of any valid form and refuses invalid ones with ``PtxFormError``. The
-generated tests check the embedded data against the model's forms and run
-the builders over every valid form.
+text of any valid form and refuses invalid ones with ``PtxFormError``. Its
+generated tests (:mod:`ptxgen.emit.python.tests`) check the embedded data against
+the model's forms and run the builders over every valid form.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptxgen import escape
-from ptxgen.emit import Files, generated_notice, render
-from ptxgen.instructions import Instruction, InstructionSet, form_digest
+from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
+from ptxgen.model.instructions import Instruction, InstructionSet, form_digest
 from ptxgen.names import assert_not_reserved
 
 OUT_MODULE = "python/ptx.py"
-OUT_TEST = "tests/test_ptx_builders.py"
-OUT_PTXAS = "tests/test_ptxas_conformance.py"
 
 # Keys of the spec data the engine does not need at run time.
 _DROP = frozenset({"provenance", "seed_syntax", "examples", "description", "notes", "title",
@@ -110,39 +108,17 @@ def module_view(iset: InstructionSet) -> dict[str, Any]:
     }
 
 
-def test_view(iset: InstructionSet) -> dict[str, Any]:
-    return {"instructions": [escape.py_str(i.id) for i in iset.instructions]}
-
-
-def ptxas_view(iset: InstructionSet) -> dict[str, Any]:
-    t = iset.targets
-    return {
-        "pairs": [(escape.py_str(a), escape.py_str(v)) for a, v in t.pairs()],
-        "renamed": [(escape.py_str(x.name), escape.py_str(x.until)) for x in t.targets
-                    if x.until is not None],
-        "form_count": sum(len(i.forms) for i in iset.instructions),
-        "target_count": len(t.targets),
-    }
+def sources(iset: InstructionSet) -> list[str]:
+    """The spec files the instruction side is generated from."""
+    return ["spec/targets.yaml"] + [rel for rel, _ in (iset.data or ({}, ()))[1]]
 
 
 def emit(spec: Spec) -> Files:
     iset = spec.instructions
     if iset is None:
         return {}
-    sources = ["spec/targets.yaml"] + [rel for rel, _ in (iset.data or ({}, ()))[1]]
-    files: Files = {}
-    files[OUT_MODULE] = render(
-        "builders/ptx.py.j2",
-        notice=[escape.py_comment(x) for x in generated_notice(sources, "builders/ptx.py.j2")],
-        **module_view(iset))
-    files[OUT_TEST] = render(
-        "builders/test_ptx_builders.py.j2",
-        notice=[escape.py_comment(x) for x in generated_notice(
-            sources, "builders/test_ptx_builders.py.j2")],
-        **test_view(iset))
-    files[OUT_PTXAS] = render(
-        "builders/test_ptxas_conformance.py.j2",
-        notice=[escape.py_comment(x) for x in generated_notice(
-            sources, "builders/test_ptxas_conformance.py.j2")],
-        **ptxas_view(iset))
-    return files
+    return {OUT_MODULE: render(
+        "python/ptx.py.j2",
+        notice=[escape.py_comment(x) for x in generated_notice(sources(iset),
+                                                               "python/ptx.py.j2")],
+        **module_view(iset))}

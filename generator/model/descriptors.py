@@ -1,20 +1,23 @@
-"""Stage 3 - model: typed, immutable view of a validated spec.
+"""The descriptor model: the word layouts of ``spec/descriptors/*.yaml``.
 
 Every derived fact (bit masks, shifts, allowed codes, identifiers, value
-domains, the zero-column sub-mask coverage, ...) is computed here once, so the
-emitters and templates only loop and substitute.
+domains, the zero-column sub-mask coverage, the shapes the instructions that take
+a descriptor allow, ...) is computed here once, so the emitters and templates only
+loop and substitute.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ptxgen.instructions import InstructionSet, build_instruction_set
-from ptxgen.load import Document
+from ptxgen.model.instructions import InstructionSet
 from ptxgen.names import camel, member_identifiers
 from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
+
+if TYPE_CHECKING:
+    from ptxgen.load import Document
 
 
 def progressions(values: tuple[int, ...] | list[int]) -> list[tuple[int, int, int]]:
@@ -489,25 +492,6 @@ class Descriptor:
         raise KeyError(kind)
 
 
-@dataclass(frozen=True)
-class Spec:
-    descriptors: tuple[Descriptor, ...]
-    spec_files: tuple[str, ...] = field(default=())
-    # The instruction side (spec/targets.yaml + spec/instructions): see
-    # ptxgen.instructions. None when the spec has no instruction files.
-    instructions: InstructionSet | None = None
-
-    @property
-    def layouts(self) -> tuple[Layout, ...]:
-        return tuple(lay for d in self.descriptors for lay in d.layouts)
-
-    def descriptor(self, name: str) -> Descriptor:
-        for d in self.descriptors:
-            if d.name == name:
-                return d
-        raise KeyError(name)
-
-
 # ---------------------------------------------------------------------------
 # building
 # ---------------------------------------------------------------------------
@@ -520,7 +504,7 @@ def _doc(d: dict[str, Any]) -> DocStyle:
     return DocStyle(tuple(d["columns"]), d["bits_order"], d["value_style"])
 
 
-class _Builder:
+class DescriptorBuilder:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.data: dict[str, Any] = doc.data
@@ -640,23 +624,6 @@ class _Builder:
                               z["shift_field"], exs, z.get("max_n", ZCM_MAX_N_BEFORE))
 
 
-def build_model(docs: list[Document]) -> Spec:
-    """Build the model from validated documents (validation must have passed)."""
-    from ptxgen.validate import schema_name
-
-    descriptor_docs = [d for d in docs if schema_name(d) == "descriptor.schema.json"]
-    descriptors = tuple(_Builder(doc).build() for doc in descriptor_docs)
-    targets = [d for d in docs if schema_name(d) == "targets.schema.json"]
-    instr_docs = sorted((d for d in docs if schema_name(d) == "instructions.schema.json"),
-                        key=lambda d: d.rel)
-    iset = (build_instruction_set(targets[0].data, [(d.rel, d.data) for d in instr_docs])
-            if targets and instr_docs else None)
-    if iset is not None:
-        descriptors = tuple(_with_shapes(d, iset) for d in descriptors)
-    return Spec(tuple(sorted(descriptors, key=lambda d: d.name)),
-                tuple(sorted(doc.rel for doc in docs)), iset)
-
-
 def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Shapes | None:
     """The union of the ``shapes`` descriptor rules that apply to words of this
     descriptor kind: rules on an operand taking the descriptor, in a valid form of that
@@ -695,7 +662,7 @@ def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Sha
                   "one of the " + " and ".join(f"{o} shapes" for o in owners))
 
 
-def _with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
+def with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
     layouts: dict[str | None, Layout] = {}
     for lay in d.layouts:
         shapes = layout_shapes(d.name, lay.kind, iset)

@@ -1,10 +1,10 @@
-"""The instruction model: targets, instruction syntax, rules and gating.
+"""The instruction model: instruction syntax, rules, gating and the forms they allow.
 
-Built from the validated ``spec/targets.yaml`` and ``spec/instructions/*.yaml``
-data (plain dicts, as YAML loads them) and from the same data embedded in the
-generated module ``ptxgen.isa.ptx``. This module imports neither YAML nor
-Jinja nor JSON Schema, so ``ptxgen support`` and the generated Python builders
-can use it directly.
+Built from the validated ``spec/instructions/*.yaml`` data (plain dicts, as YAML
+loads them) and the targets (:mod:`ptxgen.model.targets`), and from the same data
+embedded in the generated module ``ptxgen.isa.ptx``. This module imports neither
+YAML nor Jinja nor JSON Schema, so ``ptxgen support`` and the generated Python
+builders can use it directly.
 
 Everything derived from the rules is computed here, once: the set of valid
 forms of every instruction (qualifier values plus operand variant), the
@@ -26,230 +26,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-NONE = "none"
-TRUE = "true"
-FALSE = "false"
-
-
-def norm(value: object) -> str:
-    """The string form of a spec value (``True`` -> ``"true"``, ``1`` -> ``"1"``)."""
-    if isinstance(value, bool):
-        return TRUE if value else FALSE
-    return str(value)
-
-
-def vkey(version: str) -> tuple[int, int]:
-    """``"8.6"`` -> (8, 6), for ordering PTX ISA versions."""
-    major, _, minor = version.partition(".")
-    return int(major), int(minor or 0)
-
-
-_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
-
-
-def parse_target(name: str) -> tuple[int, str]:
-    m = _TARGET.match(name)
-    if not m:
-        raise ValueError(f"{name!r} is not a target name (sm_NN, sm_NNa or sm_NNf)")
-    return int(m.group(1)), m.group(2)
-
-
-# ---------------------------------------------------------------------------
-# targets
-# ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    sm: int
-    suffix: str  # "" | "a" | "f"
-    since: str
-    until: str | None  # first version at which the target no longer exists (renamed)
-    family: str | None
-    ptxas_arch: str
-    nvcc: bool
-    renamed_to: str | None = None
-    # Toolkits whose ptxas deviates from the ISA on the target's first version:
-    # ((toolkit, ...), since), e.g. ((("13.0",), "7.3"),) for sm_88.
-    deviations: tuple[tuple[tuple[str, ...], str], ...] = ()
-
-    @property
-    def cuda_arch(self) -> int:
-        """The value of ``__CUDA_ARCH__`` when compiling for this target."""
-        return self.sm * 10
-
-    def exists_at(self, version: str) -> bool:
-        v = vkey(version)
-        return vkey(self.since) <= v and (self.until is None or v < vkey(self.until))
-
-
-@dataclass(frozen=True)
-class Targets:
-    versions: tuple[str, ...]
-    targets: tuple[Target, ...]
-    families: Mapping[str, tuple[int, ...]]
-    suffix_macros: Mapping[str, tuple[str, ...]]
-    # (CUDA toolkit, the PTX ISA version its compiler writes), oldest first
-    toolkits: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def newest(self) -> str:
-        return self.versions[-1]
-
-    @cached_property
-    def by_name(self) -> dict[str, Target]:
-        return {t.name: t for t in self.targets}
-
-    @cached_property
-    def and_later(self) -> dict[frozenset[str], int]:
-        """Target sets that are exactly "sm_NN and later" (every suffix) -> NN; the
-        first (lowest) NN wins when two give the same set."""
-        out: dict[frozenset[str], int] = {}
-        for t in self.targets:
-            if t.suffix == "":
-                out.setdefault(self.select(f"sm_{t.sm}+"), t.sm)
-        return out
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.targets)
-
-    def get(self, name: str) -> Target:
-        return self.by_name[name]
-
-    def select(self, selector: str) -> frozenset[str]:
-        """The targets a selector names.
-
-        ``sm_NN+``: every target from sm_NN (any suffix); ``sm_NNf``: the
-        ``a`` and ``f`` targets of sm_NN's family from sm_NN on; ``sm_NNa``:
-        exactly that target.
-        """
-        if selector.endswith("+"):
-            sm, _ = parse_target(selector[:-1])
-            return frozenset(t.name for t in self.targets if t.sm >= sm)
-        sm, suffix = parse_target(selector)
-        if selector not in self.by_name:
-            raise KeyError(f"unknown target {selector!r}")
-        if suffix == "a":
-            return frozenset({selector})
-        if suffix == "f":
-            fam = self.by_name[selector].family
-            return frozenset(t.name for t in self.targets
-                             if t.family == fam and t.sm >= sm and t.suffix in ("a", "f"))
-        raise ValueError(f"{selector!r}: a plain target is not a selector; write {selector}+ "
-                         "(that target and every later one)")
-
-    @property
-    def toolkit_names(self) -> tuple[str, ...]:
-        return tuple(c for c, _ in self.toolkits)
-
-    def toolkit_version(self, toolkit: str) -> str:
-        """The PTX ISA version the toolkit writes (its newest), from ``cuda_toolkits``."""
-        for cuda, ptx_isa in self.toolkits:
-            if cuda == toolkit:
-                return ptx_isa
-        raise KeyError(f"unknown toolkit {toolkit!r}; known: {', '.join(self.toolkit_names)}")
-
-    def for_toolkit(self, toolkit: str | None) -> Targets:
-        """The targets as one toolkit's ptxas sees them: its PTX ISA versions (up to the
-        one it writes) and the first versions of targets where it deviates from the ISA.
-        ``None``: the ISA's rule (self)."""
-        if toolkit is None:
-            return self
-        return _for_toolkit(self, toolkit)
-
-    def pairs(self) -> list[tuple[str, str]]:
-        """Every (target, version) pair of the matrix."""
-        return [(t.name, v) for t in self.targets for v in self.versions if t.exists_at(v)]
-
-    def first_version(self, target: str, since: str | None) -> str | None:
-        """The first version at which ``target`` supports a feature that needs ``since``."""
-        t = self.by_name[target]
-        first = t.since if since is None or vkey(since) < vkey(t.since) else since
-        return first if t.exists_at(first) else None
-
-
-# The stages of one run (validation, the version checks, the model) build the same
-# instructions from the same loaded data; each is built once, so that its forms and
-# support matrices (cached on the object) are computed once. Keyed by the identity of
-# the input objects, which the memo keeps alive (so an id cannot be reused); bounded.
-_MEMO_SIZE = 256
-_memo: dict[tuple[Any, ...], tuple[tuple[object, ...], Any]] = {}
-
-
-def _memoized(key_objects: tuple[object, ...], extra: tuple[Any, ...],
-              build: Callable[[], Any]) -> Any:
-    key = (*map(id, key_objects), *extra)
-    hit = _memo.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], key_objects, strict=True)):
-        return hit[1]
-    value = build()
-    if len(_memo) >= _MEMO_SIZE:
-        del _memo[next(iter(_memo))]
-    _memo[key] = (key_objects, value)
-    return value
-
-
-_toolkit_memo: dict[tuple[int, str], tuple[Targets, Targets]] = {}
-
-
-def _for_toolkit(targets: Targets, toolkit: str) -> Targets:
-    hit = _toolkit_memo.get((id(targets), toolkit))
-    if hit is not None and hit[0] is targets:
-        return hit[1]
-    newest = vkey(targets.toolkit_version(toolkit))
-    out = []
-    for t in targets.targets:
-        since = next((s for tks, s in t.deviations if toolkit in tks), t.since)
-        if vkey(since) > newest:
-            continue  # a target that came after the toolkit
-        out.append(Target(t.name, t.sm, t.suffix, since, t.until, t.family, t.ptxas_arch,
-                          t.nvcc, t.renamed_to, t.deviations))
-    result = Targets(tuple(v for v in targets.versions if vkey(v) <= newest), tuple(out),
-                     targets.families, targets.suffix_macros, targets.toolkits)
-    _toolkit_memo[(id(targets), toolkit)] = (targets, result)
-    return result
-
-
-def build_targets(data: Mapping[str, Any]) -> Targets:
-    result: Targets = _memoized((data,), ("targets",), lambda: _build_targets(data))
-    return result
-
-
-def _build_targets(data: Mapping[str, Any]) -> Targets:
-    versions = tuple(data["ptx_isa_versions"])
-    fam_of: dict[int, str] = {}
-    families: dict[str, tuple[int, ...]] = {}
-    for fam in data.get("families", []):
-        families[fam["name"]] = tuple(fam["members"])
-        for sm in fam["members"]:
-            fam_of[sm] = fam["name"]
-    renames = {r["from"]: (r["to"], r["version"]) for r in data.get("renames", [])}
-    out = []
-    for t in data["targets"]:
-        sm, suffix = parse_target(t["name"])
-        until = renames[sm][1] if sm in renames else None
-        renamed = f"sm_{renames[sm][0]}{suffix}" if sm in renames else None
-        devs = tuple((tuple(d["toolkits"]), d["since"]) for d in t.get("deviations", ()))
-        out.append(Target(t["name"], sm, suffix, t["since"], until,
-                          fam_of.get(sm) if suffix or sm in fam_of else None,
-                          t.get("ptxas_arch", t["name"]), t.get("nvcc", True), renamed,
-                          devs))
-    macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
-    toolkits = tuple((r["cuda"], r["ptx_isa"])
-                     for r in data.get("cuda_toolkits", {}).get("versions", ()))
-    return Targets(versions, tuple(out), families, macros, toolkits)
-
+from ptxgen.model.targets import Targets, build_targets, memoized
+from ptxgen.spec_util import FALSE as FALSE
+from ptxgen.spec_util import NONE as NONE
+from ptxgen.spec_util import TRUE as TRUE
+from ptxgen.spec_util import condition_values, range_values
+from ptxgen.spec_util import norm as norm
+from ptxgen.spec_util import vkey as vkey
 
 # ---------------------------------------------------------------------------
 # conditions and value specs
 # ---------------------------------------------------------------------------
-
-def _range_values(r: Mapping[str, Any]) -> tuple[int, ...] | None:
-    if "to" not in r:
-        return None
-    return tuple(range(r["from"], r["to"] + 1, r.get("step", 1)))
-
 
 @dataclass(frozen=True)
 class Matcher:
@@ -263,16 +50,8 @@ class Matcher:
 
     @staticmethod
     def build(raw: Any) -> Matcher:
-        if isinstance(raw, dict) and "not" in raw:
-            return Matcher(frozenset(norm(v) for v in raw["not"]), True)
-        if isinstance(raw, dict):
-            vals = _range_values(raw)
-            if vals is None:
-                raise ValueError("a range in a condition needs 'to'")
-            return Matcher(frozenset(norm(v) for v in vals))
-        if isinstance(raw, list):
-            return Matcher(frozenset(norm(v) for v in raw))
-        return Matcher(frozenset({norm(raw)}))
+        values, negate = condition_values(raw)
+        return Matcher(values, negate)
 
     def text(self) -> str:
         vals = sorted(self.values, key=_natural)
@@ -322,9 +101,28 @@ def eval_spec(spec: Any, form: Mapping[str, str]) -> Any:
             name, divisor = spec["div"]
             return int(form[name]) // divisor
         if "from" in spec:
-            vals = _range_values(spec)
+            vals = range_values(spec)
             return vals if vals is not None else ("range", spec["from"], None)
     return spec
+
+
+def spec_text(spec: Any) -> str:
+    """A value spec as the docs show it: ``by atype (tf32: 0, 1; otherwise 0-3)``."""
+    if isinstance(spec, dict) and "by" in spec:
+        parts = [f"{norm(k)}: {spec_text(v)}" for k, v in spec["values"].items()]
+        if "default" in spec:
+            parts.append(f"otherwise {spec_text(spec['default'])}")
+        return f"by {spec['by']} (" + "; ".join(parts) + ")"
+    if isinstance(spec, dict) and "div" in spec:
+        return f"{spec['div'][0]} / {spec['div'][1]}"
+    if isinstance(spec, dict) and "from" in spec:
+        if "to" not in spec:
+            return f"{spec['from']} or more"
+        step = f" in steps of {spec['step']}" if spec.get("step", 1) != 1 else ""
+        return f"{spec['from']}-{spec['to']}{step}"
+    if isinstance(spec, list):
+        return ", ".join(str(v) for v in spec)
+    return str(spec)
 
 
 def spec_names(spec: Any) -> set[str]:
@@ -918,7 +716,7 @@ class Instruction:
 
 def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str = "") -> Instruction:
     """The instruction model of one instruction entry of a spec file."""
-    result: Instruction = _memoized((raw, targets), ("instruction", spec_file),
+    result: Instruction = memoized((raw, targets), ("instruction", spec_file),
                                     lambda: _build_instruction(raw, targets, spec_file))
     return result
 
@@ -942,7 +740,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         if q.get("flag"):
             vals = (TRUE,)
         elif isinstance(q["values"], dict):
-            vals = _range_values(q["values"]) or ()
+            vals = range_values(q["values"]) or ()
         else:
             vals = tuple(q["values"])
         numeric = not q.get("flag") and all(isinstance(v, int) for v in vals)
