@@ -9,7 +9,7 @@ YAML nor Jinja nor JSON Schema (the generated builders use it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -49,6 +49,8 @@ class Targets:
     suffix_macros: Mapping[str, tuple[str, ...]]
     # (CUDA toolkit, the PTX ISA version its compiler writes), oldest first
     toolkits: tuple[tuple[str, str], ...] = ()
+    # the spec data (targets.yaml) they were built from, if any
+    data: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def newest(self) -> str:
@@ -194,4 +196,4 @@ def _build_targets(data: Mapping[str, Any]) -> Targets:
     macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
     toolkits = tuple((r["cuda"], r["ptx_isa"])
                      for r in data.get("cuda_toolkits", {}).get("versions", ()))
-    return Targets(versions, tuple(out), families, macros, toolkits)
+    return Targets(versions, tuple(out), families, macros, toolkits, data)
