@@ -7,9 +7,9 @@ both). Problems: M = N = K = --size (the reported one), then --extra (default 40
 8192 x 8192 x 2048: fewer waves of tiles, where the last one's idle share weighs more).
 
 Kernel configurations (CONFIGS), all checked and timed in the same interleaved rounds as
-cuBLAS: the default (ptxgen_gemm_bf16: clusters of 2 sharing B by TMA multicast, and the
-stream-K tail) and the others for comparison, "cluster1" being the previous kernel's
-algorithm (one CTA per tile, every tile whole).
+cuBLAS: the default (ptxgen_gemm_bf16: clusters of 2 sharing B by TMA multicast, the
+stream-K tail and C written by TMA stores) and the others for comparison, "cluster1" being
+the previous kernel's algorithm (one CTA per tile, every tile whole, direct stores).
 
 Correctness, in the same run as the timing: every element is written (C is poisoned with
 NaN first), rows sampled at random agree with a float64 reference to a relative Frobenius
@@ -45,10 +45,10 @@ FLAGS = ["-std=c++17", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompil
 #: measurement; the first is the default.
 VARIANTS = [(4, 16), (3, 16), (4, 8), (4, 32)]
 
-#: name: (cluster, streamk) passed to ptxgen_gemm_bf16_config; the first is the default
-#: (what ptxgen_gemm_bf16 runs), the last the reference for the bit-identity check.
-CONFIGS = {"cluster2+streamk": (2, 1), "cluster2": (2, 0), "cluster1+streamk": (1, 1),
-           "cluster1": (1, 0)}
+#: name: (cluster, streamk, tma_store) passed to ptxgen_gemm_bf16_config; the first is the
+#: default (what ptxgen_gemm_bf16 runs), "cluster1" the reference for the bit-identity check.
+CONFIGS = {"cluster2+streamk+tma_store": (2, 1, 1), "cluster2+streamk": (2, 1, 0),
+           "cluster2": (2, 0, 0), "cluster1+tma_store": (1, 0, 1), "cluster1": (1, 0, 0)}
 REFERENCE = "cluster1"
 
 #: (M, N, K) timed after the main --size problem.
@@ -81,7 +81,7 @@ def load(lib_path: Path) -> Any:
     lib.ptxgen_gemm_bf16.restype = ctypes.c_int
     lib.ptxgen_gemm_bf16.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6
     lib.ptxgen_gemm_bf16_config.restype = ctypes.c_int
-    lib.ptxgen_gemm_bf16_config.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 8
+    lib.ptxgen_gemm_bf16_config.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 9
     lib.ptxgen_gemm_error_string.restype = ctypes.c_char_p
     lib.ptxgen_gemm_error_string.argtypes = [ctypes.c_int]
     return lib
@@ -108,9 +108,10 @@ def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespa
     c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
     stages, group_m = VARIANTS[0]
 
-    def call(cluster: int, streamk: int, st: int = stages, gm: int = group_m) -> None:
+    def call(cluster: int, streamk: int, tma_store: int, st: int = stages,
+             gm: int = group_m) -> None:
         err = lib.ptxgen_gemm_bf16_config(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k,
-                                          st, gm, 0, cluster, streamk)
+                                          st, gm, 0, cluster, streamk, tma_store)
         if err != 0:
             msg = lib.ptxgen_gemm_error_string(err).decode() if err < 1000 else "see gemm.cu"
             raise RuntimeError(f"ptxgen_gemm_bf16_config returned {err}: {msg}")
@@ -128,13 +129,14 @@ def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespa
 
     outs: dict[str, Any] = {}
     configs: dict[str, dict[str, Any]] = {}
-    for name, (cluster, streamk) in CONFIGS.items():
+    for name, (cluster, streamk, tma_store) in CONFIGS.items():
         c.fill_(float("nan"))
-        call(cluster, streamk)
+        call(cluster, streamk, tma_store)
         torch.cuda.synchronize()
         outs[name] = c.clone()
         unwritten = int(torch.isnan(c).sum().item())
-        configs[name] = {"cluster": cluster, "streamk": bool(streamk), "unwritten": unwritten,
+        configs[name] = {"cluster": cluster, "streamk": bool(streamk),
+                         "tma_store": bool(tma_store), "unwritten": unwritten,
                          "rel_err": rel(c[rows]),
                          "identical_to_cublas": float((c == cublas).double().mean().item())}
     for name, cfg in configs.items():
@@ -148,8 +150,7 @@ def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespa
     del outs
 
     flop = 2.0 * m * n * k
-    fns: dict[str, Any] = {name: (lambda cl=cl, sk=sk: call(cl, sk))
-                           for name, (cl, sk) in CONFIGS.items()}
+    fns: dict[str, Any] = {name: (lambda cfg=cfg: call(*cfg)) for name, cfg in CONFIGS.items()}
     fns["torch"] = theirs
     for _ in range(args.warmup):
         for fn in fns.values():
@@ -165,13 +166,14 @@ def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespa
                    spread_ms=[min(times[name]), max(times[name])])
     variants = []
     if args.variants:
-        cl, sk = CONFIGS[default]
+        cl, sk, tma = CONFIGS[default]
         for st, gm in VARIANTS:
-            fn = lambda st=st, gm=gm: call(cl, sk, st, gm)  # noqa: E731
+            fn = lambda st=st, gm=gm: call(cl, sk, tma, st, gm)  # noqa: E731
             for _ in range(3):
                 fn()
             ts = time_calls(torch, fn, args.iters * 2)
             variants.append({"stages": st, "group_m": gm, "cluster": cl, "streamk": bool(sk),
+                             "tma_store": bool(tma),
                              "ms": statistics.median(ts),
                              "tflops": flop / statistics.median(ts) / 1e9})
     # the default configuration must still be correct after the others ran
@@ -256,7 +258,8 @@ def main() -> int:
         "correct": all(p["correct"] for p in problems),
         "config": {"tile": "128x256x64", "stages": VARIANTS[0][0], "group_m": VARIANTS[0][1],
                    "consumers": 2, "persistent": True, "cluster": CONFIGS[main_res["reported"]][0],
-                   "streamk": bool(CONFIGS[main_res["reported"]][1])},
+                   "streamk": bool(CONFIGS[main_res["reported"]][1]),
+                   "tma_store": bool(CONFIGS[main_res["reported"]][2])},
         "problems": [{k: v for k, v in p.items() if k != "variants"} for p in problems],
         "ptxas": regs,
     }

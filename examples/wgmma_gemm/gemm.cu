@@ -216,10 +216,21 @@ struct Schedule {
 // float4) and 256 flags, one per consumer thread, set to epoch (a number new to each launch)
 // once that thread's accumulators are written: thread t of the CTA that continues the unit
 // reads exactly what thread t of the CTA that started it wrote.
-template <int STAGES, int CLUSTER>
+//
+// TMA_STORE false: each consumer thread stores its accumulators, rounded to bf16, straight to
+// C (64 4-byte stores). TMA_STORE true: the consumers keep the last two stages of a tile
+// (instead of releasing them), write the tile's C, rounded to bf16, into those stages' B
+// buffers (warpgroup c into the B buffer of the second-last stage for c = 0, of the last for
+// c = 1: 64 x 256 bf16 = 32 KB, as 4 boxes of 64 x 64 in the 128B-swizzled layout of tm_c,
+// which makes the shared-memory writes free of bank conflicts) and store them with 4 TMA
+// stores per warpgroup; the two stages go back to the producers once the TMA stores have read
+// them, checked after the next tile's first wgmma group is issued. So the writes of C to
+// memory overlap the next tile's main loop instead of stalling the consumers (at the end of
+// a wave every SM stores its 64 KB at once). Items of fewer than 2 k blocks store directly.
+template <int STAGES, int CLUSTER, bool TMA_STORE>
 __global__ void __launch_bounds__(THREADS, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-                __nv_bfloat16* __restrict__ C, int M, int N, int K, int group_m, int dp_units,
+                const __grid_constant__ CUtensorMap tm_c, __nv_bfloat16* __restrict__ C, int M, int N, int K, int group_m, int dp_units,
                 float4* __restrict__ ws, unsigned* __restrict__ flags, unsigned epoch) {
   extern __shared__ std::uint8_t smem_raw[];
   // 1024-byte aligned (128B swizzle) by pointer arithmetic on smem_raw, the same offset in
@@ -300,32 +311,71 @@ __global__ void __launch_bounds__(THREADS, 1)
     auto slot_of = [&](const Item& w) {
       return static_cast<std::size_t>((w.unit - dp_units) * CLUSTER + rank) * CONSUMERS + c;
     };
+    auto release = [&](int s) {  // this warpgroup is done with stage s
+      shim::mbarrier_arrive(&empty[s]);
+      if constexpr (CLUSTER == 2) shim::mbarrier_arrive_shared_cluster(peer_empty + 8 * s);
+    };
+    int held0 = -1, held1 = -1;  // TMA_STORE: the stages holding the previous tile's C
+    auto release_held = [&]() {
+      if (held0 >= 0) {
+        if (tid == 0) {
+          shim::cp_async_bulk_wait_group_read<0>();
+          release(held0);
+          release(held1);
+        }
+        held0 = held1 = -1;
+      }
+    };
     // One item; cont: its k range continues accumulators (already in d) from an earlier one.
     auto run = [&](const Item& w, bool cont) {
       int mu, nb;
       tile_coords(w.unit, num_m / CLUSTER, num_n, unit_group_m, mu, nb);
       const int mb = mu * CLUSTER + rank;
+      const bool staged = TMA_STORE && w.k1 == k_tiles && w.k1 - w.k0 >= 2;
       for (int kt = w.k0; kt < w.k1; ++kt, ++it) {
         const int s = it % STAGES;
         wait_parity(&full[s], (it / STAGES) & 1, gave_up);
         issue_stage(d, a_base + s * A_STAGE, b_base + s * B_STAGE, cont || kt > 0);
+        if constexpr (TMA_STORE) {
+          if (kt == w.k0) release_held();
+        }
         wgmma_wait_group(imm_t<1>{});  // the previous stage's group is done: release it
         fence_operand(d);
-        if (kt > w.k0 && tid == 0) {
-          shim::mbarrier_arrive(&empty[(it - 1) % STAGES]);
-          if constexpr (CLUSTER == 2) {
-            shim::mbarrier_arrive_shared_cluster(peer_empty + 8 * ((it - 1) % STAGES));
-          }
-        }
+        if (kt > w.k0 && tid == 0 && !(staged && kt == w.k1 - 1)) release((it - 1) % STAGES);
       }
       wgmma_wait_group(imm_t<0>{});
       fence_operand(d);
-      if (tid == 0) {
-        shim::mbarrier_arrive(&empty[(it - 1) % STAGES]);
-        if constexpr (CLUSTER == 2) {
-          shim::mbarrier_arrive_shared_cluster(peer_empty + 8 * ((it - 1) % STAGES));
+      if (staged) {
+        const int s0 = (it - 2) % STAGES, s1 = (it - 1) % STAGES;
+        // Both warpgroups' wgmma groups, which read both stages' B, are complete.
+        shim::barrier_sync_aligned(1, 128 * CONSUMERS);
+        std::uint8_t* stage_c = s_b + (c == 0 ? s0 : s1) * B_STAGE;
+        // Element e: row r = 16 warp + lane/4 + 8 ((e/2) % 2), column 8 j + 2 (lane % 4) with
+        // j = e/4, in box j/8 at 16-byte chunk j % 8, which the 128B swizzle moves to chunk
+        // (j % 8) ^ (r % 8), r % 8 = lane/4.
+        const int g = lane / 4, q = lane % 4;
+#pragma unroll
+        for (int e = 0; e < BN / 2; e += 2) {
+          const int r = warp * 16 + g + 8 * ((e >> 1) & 1), j = e >> 2;
+          const __nv_bfloat162 v = __floats2bfloat162_rn(d[e], d[e + 1]);
+          *reinterpret_cast<__nv_bfloat162*>(stage_c + (j >> 3) * 8192 + r * 128 +
+                                             (((j & 7) ^ g) * 16) + 4 * q) = v;
         }
+        shim::fence_proxy_async_shared_cta();
+        shim::barrier_sync_aligned(2 + c, 128);
+        if (tid == 0) {
+#pragma unroll
+          for (int box = 0; box < BN / 64; ++box) {
+            shim::cp_async_bulk_tensor_2d_shared_to_global(&tm_c, nb * BN + 64 * box,
+                                                          mb * BM + 64 * c, stage_c + box * 8192);
+          }
+          shim::cp_async_bulk_commit_group();
+        }
+        held0 = s0;
+        held1 = s1;
+        return;
       }
+      if (tid == 0) release((it - 1) % STAGES);
       if (w.k1 == k_tiles) {
         store_c(d, C, N, mb * BM + c * 64 + warp * 16 + lane / 4, nb * BN + 2 * (lane % 4));
       } else {  // the first part of a cut unit: hand the accumulators over
@@ -372,6 +422,9 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       run(w, true);
     }
+    if constexpr (TMA_STORE) {  // the last TMA stores are complete before the CTA leaves
+      if (tid == 0) shim::cp_async_bulk_wait_group<0>();
+    }
   }
   if constexpr (CLUSTER == 2) {  // neither CTA leaves while the other may still signal it
     shim::barrier_cluster_arrive_release();
@@ -417,7 +470,7 @@ int make_map(CUtensorMap* map, const void* ptr, int rows, int K, int box_rows) {
 // The largest grid (a multiple of cluster) of which every CTA is resident at once: one CTA
 // per SM, and with clusters only as many as the GPCs can place. (The stream-K tail needs
 // every CTA resident: a CTA may wait for another's accumulators.)
-template <int STAGES, int CLUSTER>
+template <int STAGES, int CLUSTER, bool TMA_STORE>
 int resident_ctas(int grid) {
   grid -= grid % CLUSTER;  // a cluster launch (and the query below) needs whole clusters
   if constexpr (CLUSTER > 1) {
@@ -433,7 +486,7 @@ int resident_ctas(int grid) {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, gemm_kernel<STAGES, CLUSTER>, &cfg) ==
+    if (cudaOccupancyMaxActiveClusters(&clusters, gemm_kernel<STAGES, CLUSTER, TMA_STORE>, &cfg) ==
             cudaSuccess &&
         clusters > 0 && clusters * CLUSTER < grid) {
       grid = clusters * CLUSTER;
@@ -469,17 +522,18 @@ int workspace(std::size_t slots, Workspace*& out) {
   return 0;
 }
 
-template <int STAGES, int CLUSTER>
+template <int STAGES, int CLUSTER, bool TMA_STORE>
 int launch(const void* A, const void* B, void* C, int M, int N, int K, int group_m, int grid,
            bool streamk) {
-  CUtensorMap ma, mb;
+  CUtensorMap ma, mb, mc;
   if (int e = make_map(&ma, A, M, K, BM)) return e;
   if (int e = make_map(&mb, B, N, K, BN / CLUSTER)) return e;
-  auto kern = gemm_kernel<STAGES, CLUSTER>;
+  if (int e = make_map(&mc, C, M, N, 64)) return e;  // boxes of 64 x 64 of C
+  auto kern = gemm_kernel<STAGES, CLUSTER, TMA_STORE>;
   cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          smem_bytes(STAGES));
   if (err != cudaSuccess) return static_cast<int>(err);
-  grid = resident_ctas<STAGES, CLUSTER>(grid);
+  grid = resident_ctas<STAGES, CLUSTER, TMA_STORE>(grid);
   // Stream-K tail: the last (units mod P) + P units when the units do not fill the P
   // clusters evenly; otherwise (or when off) every unit is whole (dp_units = units).
   const int units = (M / BM / CLUSTER) * (N / BN), p = grid / CLUSTER;
@@ -503,7 +557,7 @@ int launch(const void* A, const void* B, void* C, int M, int N, int K, int group
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = CLUSTER > 1 ? 1 : 0;  // CLUSTER 1: a plain launch
-  err = cudaLaunchKernelEx(&cfg, kern, ma, mb, static_cast<__nv_bfloat16*>(C), M, N, K, group_m,
+  err = cudaLaunchKernelEx(&cfg, kern, ma, mb, mc, static_cast<__nv_bfloat16*>(C), M, N, K, group_m,
                            dp_units, w ? w->ws : nullptr, w ? w->flags : nullptr,
                            w ? w->epoch : 0u);
   if (err != cudaSuccess) return static_cast<int>(err);
@@ -513,17 +567,21 @@ int launch(const void* A, const void* B, void* C, int M, int N, int K, int group
 }  // namespace
 
 // C = A * B^T with a chosen kernel configuration. Returns 0, a cudaError_t, 1001 (no
-// cuTensorMapEncodeTiled), 2000 + CUresult of the tensor map, 3000 (sizes not multiples of
+// cuTensorMapEncodeTiled), 2000 + CUresult of a tensor map, 3000 (sizes not multiples of
 // the 128 x 256 x 64 tile, or M not a multiple of 256 with cluster 2) or 3001 (stages not 3
-// or 4, cluster not 1 or 2, streamk not 0 or 1). group_m: row blocks per tile group (0: 16);
-// grid: CTAs (0: one per SM; fewer where clusters cannot all be resident; rounded down to a
-// multiple of the cluster); cluster: CTAs per cluster sharing B tiles; streamk: split the
-// last waves' units along k (the stream-K tail of gemm_kernel).
+// or 4, cluster not 1 or 2, streamk or tma_store not 0 or 1, or a combination not built).
+// group_m: row blocks per tile group (0: 16); grid: CTAs (0: one per SM; fewer where
+// clusters cannot all be resident; rounded down to a multiple of the cluster); cluster: CTAs
+// per cluster sharing B tiles; streamk: split the last waves' units along k (the stream-K
+// tail of gemm_kernel); tma_store: write C through shared memory and TMA stores (TMA_STORE).
 GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, int M, int N,
                                         int K, int stages, int group_m, int grid, int cluster,
-                                        int streamk) {
+                                        int streamk, int tma_store) {
   if (M % BM || N % BN || K % BK || K < BK) return 3000;
-  if ((cluster != 1 && cluster != 2) || (streamk != 0 && streamk != 1)) return 3001;
+  if ((cluster != 1 && cluster != 2) || (streamk != 0 && streamk != 1) ||
+      (tma_store != 0 && tma_store != 1)) {
+    return 3001;
+  }
   if (M % (BM * cluster)) return 3000;
   if (grid <= 0) {
     int dev = 0, sms = 0;
@@ -535,24 +593,30 @@ GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, i
   if (grid > tiles) grid = tiles;
   if (grid < cluster) return 3000;
   if (group_m <= 0) group_m = 16;
-  switch (stages * 10 + cluster) {
-    case 31: return launch<3, 1>(A, B, C, M, N, K, group_m, grid, streamk != 0);
-    case 41: return launch<4, 1>(A, B, C, M, N, K, group_m, grid, streamk != 0);
-    case 32: return launch<3, 2>(A, B, C, M, N, K, group_m, grid, streamk != 0);
-    case 42: return launch<4, 2>(A, B, C, M, N, K, group_m, grid, streamk != 0);
+  const bool sk = streamk != 0;
+  switch (stages * 100 + cluster * 10 + tma_store) {
+    case 310: return launch<3, 1, false>(A, B, C, M, N, K, group_m, grid, sk);
+    case 410: return launch<4, 1, false>(A, B, C, M, N, K, group_m, grid, sk);
+    case 320: return launch<3, 2, false>(A, B, C, M, N, K, group_m, grid, sk);
+    case 420: return launch<4, 2, false>(A, B, C, M, N, K, group_m, grid, sk);
+    case 411: return launch<4, 1, true>(A, B, C, M, N, K, group_m, grid, sk);
+    case 321: return launch<3, 2, true>(A, B, C, M, N, K, group_m, grid, sk);
+    case 421: return launch<4, 2, true>(A, B, C, M, N, K, group_m, grid, sk);
     default: return 3001;
   }
 }
 
 // C = A * B^T with the default configuration: clusters of 2 sharing B where M is a multiple
-// of 256 (single CTAs otherwise) and the stream-K tail. Returns as ptxgen_gemm_bf16_config;
-// stages: 3 or 4; group_m: row blocks per tile group; grid: CTAs (0: one per SM).
+// of 256 (single CTAs otherwise), the stream-K tail and TMA stores of C. Returns as
+// ptxgen_gemm_bf16_config; stages: 3 or 4; group_m: row blocks per tile group; grid: CTAs
+// (0: one per SM).
 GEMM_EXPORT int ptxgen_gemm_bf16(const void* A, const void* B, void* C, int M, int N, int K,
                                  int stages, int group_m, int grid) {
   if (M % BM || N % BN || K % BK || K < BK) return 3000;
   if (stages != 3 && stages != 4) return 3001;
   const int cluster = M % (2 * BM) == 0 && grid != 1 ? 2 : 1;
-  return ptxgen_gemm_bf16_config(A, B, C, M, N, K, stages, group_m, grid, cluster, 1);
+  return ptxgen_gemm_bf16_config(A, B, C, M, N, K, stages, group_m, grid, cluster, 1,
+                                 stages == 4 || cluster == 2 ? 1 : 0);
 }
 
 GEMM_EXPORT const char* ptxgen_gemm_error_string(int e) {

@@ -186,7 +186,9 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
                 f"persistent, tile groups of {cfg['group_m']} row blocks"
                 + (f", clusters of {cfg['cluster']} CTAs sharing B by TMA multicast"
                    if cfg.get("cluster", 1) > 1 else "")
-                + (", stream-K tail" if cfg.get("streamk") else "") + ". Timing: "
+                + (", stream-K tail" if cfg.get("streamk") else "")
+                + (", C written by TMA stores from shared memory" if cfg.get("tma_store")
+                   else "") + ". Timing: "
                 f"median of {gemm['timing']['rounds']} x {gemm['timing']['iters']} calls each, "
                 f"interleaved, after {gemm['timing']['warmup']} warm-up calls (CUDA events); "
                 f"spread ours {gemm['timing']['spread_ours_ms'][0]:.3f}-"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import itertools
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ def _lib() -> Any:
     lib.ptxgen_gemm_bf16.restype = ctypes.c_int
     lib.ptxgen_gemm_bf16.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6
     lib.ptxgen_gemm_bf16_config.restype = ctypes.c_int
-    lib.ptxgen_gemm_bf16_config.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 8
+    lib.ptxgen_gemm_bf16_config.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 9
     return lib
 
 
@@ -68,6 +69,7 @@ def test_gemm_matches_cublas(m: int, n: int, k: int, stages: int, group_m: int, 
     (4096, 2560, 512, 0),      # 320 tiles / 160 pairs: tail cut over the SMs / clusters
     (2048, 4096, 2048, 14),    # 7 clusters, 128 pairs: 17 whole waves, a tail of 9
     (1024, 1024, 4096, 6),     # 64 k blocks a unit, 3 clusters: tail of 4 units cut in k
+    (1024, 512, 64, 0),        # one k block: C stored directly, not through TMA
 ])
 def test_gemm_configs_are_bit_identical(m: int, n: int, k: int, grid: int, torch: Any) -> None:
     lib = _lib()
@@ -77,21 +79,20 @@ def test_gemm_configs_are_bit_identical(m: int, n: int, k: int, grid: int, torch
     a = torch.randn(m, k, device=dev, dtype=torch.bfloat16, generator=gen)
     b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
     outs = {}
-    for cluster in (1, 2):
-        for streamk in (0, 1):
-            c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
-            err = lib.ptxgen_gemm_bf16_config(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k,
-                                              4, 16, grid, cluster, streamk)
-            assert err == 0, f"cluster {cluster} streamk {streamk}: returned {err}"
-            torch.cuda.synchronize()
-            assert not torch.isnan(c).any(), f"cluster {cluster} streamk {streamk}: unwritten"
-            outs[(cluster, streamk)] = c
+    for cfg in itertools.product((1, 2), (0, 1), (0, 1)):  # cluster, streamk, tma_store
+        c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
+        err = lib.ptxgen_gemm_bf16_config(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k,
+                                          4, 16, grid, *cfg)
+        assert err == 0, f"(cluster, streamk, tma_store) {cfg}: returned {err}"
+        torch.cuda.synchronize()
+        assert not torch.isnan(c).any(), f"(cluster, streamk, tma_store) {cfg}: unwritten"
+        outs[cfg] = c
     ref = a.double() @ b.double().t()
-    rel = float(torch.linalg.norm(outs[(1, 0)].double() - ref) / torch.linalg.norm(ref))
+    rel = float(torch.linalg.norm(outs[(1, 0, 0)].double() - ref) / torch.linalg.norm(ref))
     assert rel < 1e-2, f"relative error {rel:.3e}"
-    for key, c in outs.items():
-        diff = int((c != outs[(1, 0)]).sum().item())
-        assert diff == 0, f"(cluster, streamk) {key}: {diff} elements differ from (1, 0)"
+    for cfg, c in outs.items():
+        diff = int((c != outs[(1, 0, 0)]).sum().item())
+        assert diff == 0, f"(cluster, streamk, tma_store) {cfg}: {diff} elements differ"
 
 
 def test_gemm_refuses_other_sizes(torch: Any) -> None:
@@ -101,6 +102,8 @@ def test_gemm_refuses_other_sizes(torch: Any) -> None:
     for m, n, k in ((100, 256, 64), (128, 200, 64), (128, 256, 96), (128, 256, 0)):
         assert lib.ptxgen_gemm_bf16(p, p, p, m, n, k, 4, 16, 0) == 3000
     assert lib.ptxgen_gemm_bf16(p, p, p, 128, 256, 64, 5, 16, 0) == 3001
-    assert lib.ptxgen_gemm_bf16_config(p, p, p, 128, 256, 64, 4, 16, 0, 2, 0) == 3000  # M < 256
-    assert lib.ptxgen_gemm_bf16_config(p, p, p, 256, 256, 64, 4, 16, 0, 3, 0) == 3001
-    assert lib.ptxgen_gemm_bf16_config(p, p, p, 256, 256, 64, 4, 16, 0, 2, 2) == 3001
+    cfg = lib.ptxgen_gemm_bf16_config
+    assert cfg(p, p, p, 128, 256, 64, 4, 16, 0, 2, 0, 0) == 3000  # M < 256 with cluster 2
+    assert cfg(p, p, p, 256, 256, 64, 4, 16, 0, 3, 0, 0) == 3001
+    assert cfg(p, p, p, 256, 256, 64, 4, 16, 0, 2, 2, 0) == 3001
+    assert cfg(p, p, p, 256, 256, 64, 4, 16, 0, 2, 0, 2) == 3001
