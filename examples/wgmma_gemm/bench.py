@@ -47,8 +47,10 @@ VARIANTS = [(4, 16), (3, 16), (4, 8), (4, 32)]
 
 #: name: (cluster, streamk, tma_store) passed to ptxgen_gemm_bf16_config; the first is the
 #: default (what ptxgen_gemm_bf16 runs), "cluster1" the reference for the bit-identity check.
-CONFIGS = {"cluster2+streamk+tma_store": (2, 1, 1), "cluster2+streamk": (2, 1, 0),
-           "cluster2": (2, 0, 0), "cluster1+tma_store": (1, 0, 1), "cluster1": (1, 0, 0)}
+CONFIGS = {"cluster2+streamk+tma_store": (2, 1, 1), "cluster2+tma_store": (2, 0, 1),
+           "cluster2+streamk": (2, 1, 0), "cluster2": (2, 0, 0),
+           "cluster1+streamk+tma_store": (1, 1, 1), "cluster1+tma_store": (1, 0, 1),
+           "cluster1": (1, 0, 0)}
 REFERENCE = "cluster1"
 
 #: (M, N, K) timed after the main --size problem.
