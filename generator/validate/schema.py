@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,38 @@ from ptxgen.load import Document
 
 SCHEMA_DIR_NAME = "schema"
 MAX_SCHEMA_BYTES = 1024 * 1024  # a schema named by a modeline: a regular file of at most 1 MB
+#: Checking one file against its schema may take at most this long. The schemas come with
+#: the spec (``ptxgen diff`` loads a git revision with the schemas it carries), so a
+#: hostile revision can hold a pattern that backtracks exponentially (``^(a+)+$``) or
+#: ``allOf`` / ``$ref`` chains that multiply the work; the project's schemas check its
+#: largest file in about 0.1 s.
+MAX_SCHEMA_SECONDS = 5.0
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise :class:`_Timeout` in the block after ``seconds`` (SIGALRM; Python's regular
+    expression engine checks for signals while it matches). Only in the main thread, where
+    the command line runs; elsewhere the block runs unlimited."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @cache
@@ -115,7 +151,21 @@ def check_schema(doc: Document) -> list[Diagnostic]:
         return [doc.source.diag((), f"the top level of a spec file must be a mapping of keys "
                                     f"(such as 'descriptor: ...'), not {what}")]
     out = []
-    for error in validator.iter_errors(doc.data):
-        path, msg, key = _describe(error)
-        out.append(doc.source.diag(path, msg, key=key))
+    try:
+        with _deadline(MAX_SCHEMA_SECONDS):
+            for error in validator.iter_errors(doc.data):
+                path, msg, key = _describe(error)
+                out.append(doc.source.diag(path, msg, key=key))
+    except _Timeout:
+        return [Diagnostic(doc.display, 1, 1, f"checking this file against schema "
+                                              f"{schema_path.name} took longer than "
+                                              f"{MAX_SCHEMA_SECONDS:g} s (a pattern that "
+                                              "backtracks, or a schema that multiplies its "
+                                              "work); refused")]
+    except RecursionError:
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} recurses without "
+                                              "end; refused")]
+    except Exception as exc:  # a schema that cannot be applied ($ref to nowhere, bad regex)
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
+                                              f"{type(exc).__name__}: {exc}"[:300])]
     return out

@@ -586,3 +586,59 @@ def test_a_swap_cut_between_its_renames_is_undone_by_the_next_write(tmp_path: Pa
     assert write.clean_debris(out) == [old]
     assert write.existing_files(out)["a.txt"] == b"a"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+
+
+def _commit_hostile_schema(project: Path, edit: Callable[[dict[str, object]], None],
+                           title: str) -> None:
+    """Commit a revision whose own descriptor schema is edited by ``edit`` and whose
+    smem_desc title is ``title``; the working tree goes back to the good spec."""
+    schema = project / "spec" / "schema" / "descriptor.schema.json"
+    desc = project / "spec" / "descriptors" / "smem_desc.yaml"
+    good_schema, good_desc = schema.read_text(), desc.read_text()
+    doc = json.loads(good_schema)
+    edit(doc)
+    schema.write_text(json.dumps(doc))
+    desc.write_text(good_desc.replace("title: tcgen05 shared memory descriptor",
+                                      f"title: {title}"))
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "hostile")
+    schema.write_text(good_schema)
+    desc.write_text(good_desc)
+
+
+def _backtracking_pattern(doc: dict[str, object]) -> None:
+    doc["properties"]["title"]["pattern"] = "^(a+)+$"  # type: ignore[index]
+
+
+def _exponential_refs(doc: dict[str, object]) -> None:
+    defs = {f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+            for i in range(60)}
+    defs["d60"] = {"type": "string"}
+    doc.setdefault("$defs", {}).update(defs)  # type: ignore[attr-defined]
+    doc["properties"]["title"] = {"$ref": "#/$defs/d0"}  # type: ignore[index]
+
+
+def _ref_to_nowhere(doc: dict[str, object]) -> None:
+    doc["properties"]["title"] = {"$ref": "https://example.invalid/x.json"}  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (_backtracking_pattern, "took longer than 5 s"),
+    (_exponential_refs, "took longer than 5 s"),
+    (_ref_to_nowhere, "cannot be used"),
+])
+def test_a_hostile_schema_in_a_git_revision_cannot_hang_diff(
+        project: Path, edit: Callable[[dict[str, object]], None], message: str) -> None:
+    """A revision is loaded with the schemas it carries: a pattern that backtracks
+    exponentially on the revision's own value, ``$ref`` chains that double the work 60
+    times, or a ``$ref`` to the network are refused, naming REV:file, within the
+    schema time limit (ptxgen.validate.schema.MAX_SCHEMA_SECONDS)."""
+    _commit_hostile_schema(project, edit, "a" * 64 + "!")
+    before = snapshot(project.parent)
+    start = time.monotonic()
+    res = run_cli("diff", "HEAD~1", "HEAD", cwd=project, timeout=120)
+    assert time.monotonic() - start < 60
+    no_traceback(res)
+    assert res.code == 2, (res.code, res.out, res.err)
+    assert "HEAD:spec/descriptors/smem_desc.yaml:1:1: " in res.err, res.err
+    assert message in res.err, res.err
+    assert snapshot(project.parent) == before
