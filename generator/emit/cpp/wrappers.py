@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from ptxgen import escape
@@ -74,9 +75,14 @@ VECTOR_MACRO_MIN = 8  # vectors this long use the shared operand-list macros
 
 def member_ident(q: Qualifier, value: str) -> str:
     """The enum member for a qualifier value (``scale_vec::1X`` -> ``scale_vec_1X``)."""
+    return _member_ident(q.name, value)
+
+
+@cache
+def _member_ident(qualifier: str, value: str) -> str:
     ident = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", value))
     if ident[:1].isdigit() or identifier_problem(ident):
-        ident = f"{q.name}_{ident}"
+        ident = f"{qualifier}_{ident}"
     return escape.ident(ident)
 
 
@@ -364,19 +370,16 @@ class _Helpers:
 
 def _mask(targets: Targets, names: Iterable[str]) -> str:
     bits = 0
+    index = targets.index
     for n in names:
-        bits |= 1 << targets.names.index(n)
+        bits |= 1 << index[n]
     return f"0x{bits:x}ull"
 
 
 def and_later_from(targets: Targets, names: frozenset[str]) -> int:
-    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target: the
-    lowest sm_XY such that every target from sm_XY on (any suffix) has the form, as
-    XY0; 0 when there is none (the form is architecture- or family-specific)."""
-    for t in sorted((t for t in targets.targets if t.suffix == ""), key=lambda t: t.sm):
-        if targets.select(f"sm_{t.sm}+") <= names:
-            return t.cuda_arch
-    return 0
+    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target (see
+    :meth:`ptxgen.model.targets.Targets.arch_from`)."""
+    return targets.arch_from(names)
 
 
 def _since(since: str | None) -> int:
@@ -391,7 +394,7 @@ def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     sm = targets.and_later.get(names)
     if sm is not None:
         return f"sm_{sm}_and_later"
-    return "_".join(t.name for t in targets.targets if t.name in names)
+    return "_".join(n for n in targets.names if n in names)
 
 
 def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
@@ -712,10 +715,7 @@ class _Wrapper:
         return f"asm volatile({body} : {out_s})"
 
     def io(self, name: str) -> str:
-        for o in self.ins.operands:
-            if o.name == name or any(a.name == name for a in o.choice):
-                return o.io
-        return "in"
+        return self.ins.io_of.get(name, "in")
 
     def doc(self, f: Form, name: str) -> str:
         ins = self.ins
