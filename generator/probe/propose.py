@@ -388,9 +388,10 @@ def _run(p: _Probe) -> dict[str, Any]:
         if arch.startswith("compute_") or n not in tt.by_name:
             jobs.append((n, v, arch, klist))
             continue
-        want = [kernels[f.key] for f in forms if expected(f, n, v)]
-        rest = [kernels[f.key] for f in forms if not expected(f, n, v)]
-        jobs += [(n, v, a, ks) for a, ks in ((arch, want), (verify_arch(arch), rest)) if ks]
+        supported_k = [kernels[f.key] for f in forms if expected(f, n, v)]
+        refused_k = [kernels[f.key] for f in forms if not expected(f, n, v)]
+        jobs += [(n, v, a, ks) for a, ks in ((arch, supported_k), (verify_arch(arch), refused_k))
+                 if ks]
     seen = p.observe_split(jobs)
 
     diffs: dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Form]] = {}

@@ -153,25 +153,9 @@ def check_schema(doc: Document) -> list[Diagnostic]:
     if schema_path.stat().st_size > MAX_SCHEMA_BYTES:
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} is larger than "
                                               f"{MAX_SCHEMA_BYTES} bytes")]
-    fast = _fast_check(str(schema_path))
-    if fast is not None and isinstance(doc.data, dict) and fast(doc.data):
-        return []  # valid: jsonschema is only needed to say why a document is not
-    try:
-        validator = _validator(str(schema_path))
-    except Exception as exc:  # a schema file that is not JSON or not a schema
-        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
-                                              f"{type(exc).__name__}: {exc}"[:300])]
-    if not isinstance(doc.data, dict):
-        what = {list: "a list", str: "a single value", int: "a single value",
-                float: "a single value", bool: "a single value"}.get(type(doc.data), "no mapping")
-        return [doc.source.diag((), f"the top level of a spec file must be a mapping of keys "
-                                    f"(such as 'descriptor: ...'), not {what}")]
-    out = []
     try:
         with _deadline(MAX_SCHEMA_SECONDS):
-            for error in validator.iter_errors(doc.data):
-                path, msg, key = _describe(error)
-                out.append(doc.source.diag(path, msg, key=key))
+            return _check(doc, schema_path)
     except _Timeout:
         return [Diagnostic(doc.display, 1, 1, f"checking this file against schema "
                                               f"{schema_path.name} took longer than "
@@ -184,4 +168,22 @@ def check_schema(doc: Document) -> list[Diagnostic]:
     except Exception as exc:  # a schema that cannot be applied ($ref to nowhere, bad regex)
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
                                               f"{type(exc).__name__}: {exc}"[:300])]
+
+
+def _check(doc: Document, schema_path: Path) -> list[Diagnostic]:
+    """check_schema's work: the fast yes/no check, then jsonschema for the reasons. Runs
+    under the time limit; every exception is check_schema's to report."""
+    fast = _fast_check(str(schema_path))
+    if fast is not None and isinstance(doc.data, dict) and fast(doc.data):
+        return []  # valid: jsonschema is only needed to say why a document is not
+    validator = _validator(str(schema_path))
+    if not isinstance(doc.data, dict):
+        what = {list: "a list", str: "a single value", int: "a single value",
+                float: "a single value", bool: "a single value"}.get(type(doc.data), "no mapping")
+        return [doc.source.diag((), f"the top level of a spec file must be a mapping of keys "
+                                    f"(such as 'descriptor: ...'), not {what}")]
+    out = []
+    for error in validator.iter_errors(doc.data):
+        path, msg, key = _describe(error)
+        out.append(doc.source.diag(path, msg, key=key))
     return out
