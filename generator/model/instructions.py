@@ -85,6 +85,13 @@ def _natural(s: str) -> list[tuple[int, int | str]]:
     return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", s) if p]
 
 
+#: At most this many (qualifier, operand) choices are tried while the forms of one
+#: instruction are enumerated: specs come from anyone (``ptxgen diff`` reads any git
+#: revision), and 25 independent flags alone make 33 million forms. The project's spec
+#: needs fewer than 10,000 for its largest instruction (tcgen05.mma).
+MAX_FORM_SEARCH = 200_000
+
+
 class SpecValueError(ValueError):
     """A value spec has no value for this form (the spec leaves it undefined)."""
 
@@ -621,12 +628,19 @@ class Instruction:
                 checks[max(index[n] for n in deps)].append(
                     lambda f, op=op: self.operand_ok(op, f))
         form: dict[str, str] = {}
+        steps = [0]
 
         def walk(i: int) -> Iterator[tuple[tuple[str, str], ...]]:
             if i == len(names):
                 yield tuple((n, form[n]) for n in names)
                 return
             for v in domains[i]:
+                steps[0] += 1
+                if steps[0] > MAX_FORM_SEARCH:
+                    raise SpecValueError(
+                        f"{self.name}: the qualifier and operand choices make more than "
+                        f"{MAX_FORM_SEARCH} candidate forms to check; ptxgen refuses specs "
+                        "this large (add rules or combinations that narrow them)")
                 form[names[i]] = v
                 if all(check(form) for check in checks[i]):
                     yield from walk(i + 1)
