@@ -67,7 +67,7 @@ class Condition:
     def build(raw: Mapping[str, Any] | None) -> Condition:
         return Condition(tuple((str(k), Matcher.build(v)) for k, v in (raw or {}).items()))
 
-    @property
+    @cached_property
     def names(self) -> frozenset[str]:
         return frozenset(k for k, _ in self.items)
 
@@ -431,7 +431,7 @@ class Form:
     @cached_property
     def variant(self) -> tuple[tuple[str, str], ...]:
         """The operand part of the form: choices and optional operands."""
-        ops = {o.name for o in self.instruction.operands if o.is_param}
+        ops = self.instruction.param_operands
         return tuple((k, v) for k, v in self.values if k in ops)
 
     @property
@@ -528,6 +528,11 @@ class Instruction:
         return tuple(n for n, _ in self.params)
 
     @cached_property
+    def param_operands(self) -> frozenset[str]:
+        """The operands forms differ by (choices and optional operands)."""
+        return frozenset(o.name for o in self.operands if o.is_param)
+
+    @cached_property
     def io_of(self) -> dict[str, str]:
         """{operand or alternative name: its io} (the first operand that has it)."""
         out: dict[str, str] = {}
@@ -560,12 +565,26 @@ class Instruction:
                 return c
         return None
 
+    @cached_property
+    def _absent_outside(self) -> dict[int, tuple[tuple[str, str], ...]]:
+        """Per combination (by identity), the optional qualifiers its match does not
+        name, with their absent value: a form of the combination leaves them out."""
+        return {id(c): tuple((q.name, q.absent) for q in self.qualifiers
+                             if q.absent is not None and q.name not in c.match.names)
+                for c in self.combinations}
+
     def _in_combination(self, c: Combination, form: Mapping[str, str]) -> bool:
         if not c.match(form):
             return False
-        named = c.match.names
-        return all(form[q.name] == q.absent for q in self.qualifiers
-                   if q.absent is not None and q.name not in named)
+        absent = self._absent_outside.get(id(c))
+        if absent is None:  # not one of this instruction's combinations
+            named = c.match.names
+            absent = tuple((q.name, q.absent) for q in self.qualifiers
+                           if q.absent is not None and q.name not in named)
+        for name, value in absent:
+            if form[name] != value:
+                return False
+        return True
 
     def violations(self, form: Mapping[str, str]) -> list[str]:
         """Why a full assignment is not a valid form (empty if it is)."""
@@ -633,6 +652,19 @@ class Instruction:
             del form[names[i]]
 
         yield from walk(0)
+
+    def values_where(self, cond: Condition, name: str | None) -> frozenset[str | None]:
+        """The values ``name`` takes in the forms that meet ``cond`` (``{None}`` for
+        ``name`` None when some form does); made once per (condition, name)."""
+        memo: dict[tuple[int, str | None], tuple[Condition, frozenset[str | None]]] = \
+            self.__dict__.setdefault("_values_where", {})
+        hit = memo.get((id(cond), name))
+        if hit is not None and hit[0] is cond:
+            return hit[1]
+        values = frozenset(None if name is None else f.params[name]
+                           for f in self.forms if cond(f.params))
+        memo[(id(cond), name)] = (cond, values)
+        return values
 
     @cached_property
     def by_opcode(self) -> dict[str, tuple[Form, ...]]:
@@ -706,34 +738,71 @@ class Instruction:
         return results, best[0], best[1]
 
     # -- operands -------------------------------------------------------------
-    def operand_uses(self, form: Mapping[str, str],
-                     comb: Combination | None) -> tuple[OperandUse, ...]:
+    @cached_property
+    def _operand_deps(self) -> tuple[tuple[str, ...], ...]:
+        """Per operand, the parameters its use in a form depends on (whether it is
+        there, its alternative, and every ``by``/``div`` of its type, count, values,
+        elements and combination counts)."""
         out = []
         for op in self.operands:
-            if op.optional:
-                if form[op.name] != TRUE:
-                    continue
-            elif not op.when(form):
-                continue
-            kind, typ, count, alt = op.kind, op.type, op.count, None
-            if op.choice:
-                a = next(a for a in op.choice if a.name == form[op.name])
-                kind, typ, count, alt = a.kind, a.type, a.count, a.name
-            if comb is not None and op.name in comb.operands:
-                count = comb.operands[op.name]
-            out.append(OperandUse(
-                name=alt or op.name, kind=kind,
-                type=None if typ is None else str(eval_spec(typ, form)),
-                count=None if count is None else int(eval_spec(count, form)),
-                io=op.io, values=None if op.values is None else eval_spec(op.values, form),
-                elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
-                alternative=alt, access=op.access))
+            names = set(op.when.names) | ({op.name} if op.is_param else set())
+            for spec in (op.type, op.count, op.values, *(v for _, v in op.elements)):
+                names |= spec_names(spec)
+            for a in op.choice:
+                names |= spec_names(a.type) | spec_names(a.count)
+            for c in self.combinations:
+                if op.name in c.operands:
+                    names |= spec_names(c.operands[op.name])
+            out.append(tuple(sorted(names)))
         return tuple(out)
+
+    def operand_uses(self, form: Mapping[str, str],
+                     comb: Combination | None) -> tuple[OperandUse, ...]:
+        """The operands of a form. Each use is made once per distinct value of the
+        parameters it depends on (:attr:`_operand_deps`): forms share them."""
+        memo: dict[tuple[Any, ...], OperandUse | None] = self.__dict__.setdefault(
+            "_operand_use_memo", {})
+        out = []
+        for i, deps in enumerate(self._operand_deps):
+            key = (i, id(comb), *[form[n] for n in deps])
+            if key in memo:
+                hit = memo[key]
+            else:
+                hit = memo[key] = self._operand_use(self.operands[i], form, comb)
+            if hit is not None:
+                out.append(hit)
+        return tuple(out)
+
+    def _operand_use(self, op: Operand, form: Mapping[str, str],
+                     comb: Combination | None) -> OperandUse | None:
+        if op.optional:
+            if form[op.name] != TRUE:
+                return None
+        elif not op.when(form):
+            return None
+        kind, typ, count, alt = op.kind, op.type, op.count, None
+        if op.choice:
+            a = next(a for a in op.choice if a.name == form[op.name])
+            kind, typ, count, alt = a.kind, a.type, a.count, a.name
+        if comb is not None and op.name in comb.operands:
+            count = comb.operands[op.name]
+        return OperandUse(
+            name=alt or op.name, kind=kind,
+            type=None if typ is None else str(eval_spec(typ, form)),
+            count=None if count is None else int(eval_spec(count, form)),
+            io=op.io, values=None if op.values is None else eval_spec(op.values, form),
+            elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
+            alternative=alt, access=op.access)
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
+        hit = form.__dict__.get("_wrapper")
+        if hit is not None and hit[0] is self:
+            result: Wrapper = hit[1]
+            return result
         for w in self.wrappers:
             if w.when(form.params):
+                form.__dict__["_wrapper"] = (self, w)
                 return w
         raise KeyError(f"{form.key}: no wrapper")
 

@@ -391,10 +391,14 @@ def _since(since: str | None) -> int:
 
 def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     """Compact target list for identifiers: sm_80_and_later, or the names."""
-    sm = targets.and_later.get(names)
-    if sm is not None:
-        return f"sm_{sm}_and_later"
-    return "_".join(n for n in targets.names if n in names)
+    memo = targets._memo("describe_targets")
+    hit = memo.get(names)
+    if hit is None:
+        sm = targets.and_later.get(names)
+        hit = memo[names] = (f"sm_{sm}_and_later" if sm is not None else
+                             "_".join(n for n in targets.names if n in names))
+    result: str = hit
+    return result
 
 
 def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
