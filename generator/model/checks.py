@@ -101,7 +101,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
             c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
                                      f"version (gates {', '.join(f.support.gates)})")
         if ins.combinations:
-            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
+            n = ins.combination_count(f)
             if n != 1:
                 c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
                                                 "(each form must match exactly one)")

@@ -440,8 +440,15 @@ class Form:
 
     @cached_property
     def support(self) -> Support:
-        """Where the ISA supports the form."""
-        return self.instruction.support(self.params)
+        """Where the ISA supports the form (made once per distinct value of the
+        parameters the gates name: forms share it)."""
+        ins = self.instruction
+        key = (id(self.combination), *map(self.params.__getitem__, ins.gate_names))
+        memo: dict[tuple[Any, ...], Support] = ins.__dict__.setdefault("_support_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = ins.support(self.params)
+        return hit
 
     def support_for(self, toolkit: str | None) -> Support:
         """Where one toolkit's ptxas accepts the form (the ISA's support with that
@@ -528,6 +535,17 @@ class Instruction:
         return tuple(n for n, _ in self.params)
 
     @cached_property
+    def gate_names(self) -> tuple[str, ...]:
+        """The parameters the ISA's gates (and combinations' gates) name."""
+        names: set[str] = set()
+        for g in self.gates:
+            names |= g.when.names
+        for c in self.combinations:
+            if c.gate is not None:
+                names |= c.gate.when.names
+        return tuple(sorted(names))
+
+    @cached_property
     def param_operands(self) -> frozenset[str]:
         """The operands forms differ by (choices and optional operands)."""
         return frozenset(o.name for o in self.operands if o.is_param)
@@ -612,11 +630,29 @@ class Instruction:
     @cached_property
     def forms(self) -> tuple[Form, ...]:
         """Every valid form, in a stable order (syntax order of the values)."""
-        found: dict[tuple[tuple[str, str], ...], None] = {}
+        found: dict[tuple[tuple[str, str], ...], list[Combination | None]] = {}
         for c in self.combinations or (None,):
             for values in self._search(c):
-                found.setdefault(values, None)
-        return tuple(Form(self, v) for v in found)
+                found.setdefault(values, []).append(c)
+        out = []
+        for values, combs in found.items():
+            f = Form(self, values)
+            # The search of a combination finds exactly the valid forms in it
+            # (_in_combination): what it found is known now, not derived again.
+            if self.combinations:
+                f.__dict__["combination"] = combs[0]
+                f.__dict__["_combination_count"] = len(combs)
+            out.append(f)
+        return tuple(out)
+
+    def combination_count(self, form: Form) -> int:
+        """How many combinations a valid form of this instruction is in (exactly one in
+        a spec that validates)."""
+        n = form.__dict__.get("_combination_count")
+        if n is None or form.instruction is not self:
+            n = sum(self._in_combination(c, form.params) for c in self.combinations)
+        result: int = n
+        return result
 
     def _search(self, comb: Combination | None) -> Iterator[tuple[tuple[str, str], ...]]:
         names = self.param_names
