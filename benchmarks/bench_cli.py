@@ -116,7 +116,6 @@ def _renamed(data: Mapping[str, Any], n: int) -> dict[str, Any]:
 
 
 def form_count(spec: Path) -> int:
-    sys.path.insert(0, str(ROOT))
     from ptxgen.pipeline import load_model
 
     iset = load_model(spec).instructions

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from ptxgen.model.targets import Targets, build_targets, memoized
@@ -469,6 +470,10 @@ class Form:
     def operands(self) -> tuple[OperandUse, ...]:
         return self.instruction.operand_uses(self.params, self.combination)
 
+    @cached_property
+    def operand_names(self) -> frozenset[str]:
+        return frozenset(u.name for u in self.operands)
+
     @property
     def key(self) -> str:
         v = self.variant_text
@@ -676,18 +681,28 @@ class Instruction:
                 checks[max(index[n] for n in deps)].append(
                     lambda f, op=op: self.operand_ok(op, f))
         form: dict[str, str] = {}
+        found: list[tuple[tuple[str, str], ...]] = []
+        last = len(names)
 
-        def walk(i: int) -> Iterator[tuple[tuple[str, str], ...]]:
-            if i == len(names):
-                yield tuple((n, form[n]) for n in names)
-                return
+        def walk(i: int) -> None:  # appends (a generator per level costs per form)
+            name, here = names[i], checks[i]
             for v in domains[i]:
-                form[names[i]] = v
-                if all(check(form) for check in checks[i]):
-                    yield from walk(i + 1)
-            del form[names[i]]
+                form[name] = v
+                for check in here:
+                    if not check(form):
+                        break
+                else:
+                    if i + 1 == last:
+                        found.append(tuple(form.items()))
+                    else:
+                        walk(i + 1)
+            del form[name]
 
-        yield from walk(0)
+        if last:
+            walk(0)
+        else:
+            found.append(())
+        yield from found
 
     def values_where(self, cond: Condition, name: str | None) -> frozenset[str | None]:
         """The values ``name`` takes in the forms that meet ``cond`` (``{None}`` for
@@ -735,7 +750,14 @@ class Instruction:
 
     # -- text -----------------------------------------------------------------
     def render_opcode(self, form: Mapping[str, str]) -> str:
-        return self.name + "".join(q.render(form[q.name]) for q in self.qualifiers)
+        return self.name + "".join([texts[form[name]] if form[name] in texts
+                                    else q.render(form[name])
+                                    for q, name, texts in self._qualifier_texts])
+
+    @cached_property
+    def _qualifier_texts(self) -> tuple[tuple[Qualifier, str, dict[str, str]], ...]:
+        """(qualifier, name, {value: its opcode text}) for every qualifier."""
+        return tuple((q, q.name, {v: q.render(v) for v in q.domain}) for q in self.qualifiers)
 
     def parse_opcode(self, text: str) -> tuple[list[dict[str, str]], int, set[str]]:
         """All qualifier assignments that render as ``text``.
@@ -792,6 +814,17 @@ class Instruction:
             out.append(tuple(sorted(names)))
         return tuple(out)
 
+    @cached_property
+    def _operand_dep_getters(self) -> tuple[Callable[[Mapping[str, str]], Any], ...]:
+        """Per operand, a function of a form giving the values of its dependencies."""
+        out: list[Callable[[Mapping[str, str]], Any]] = []
+        for deps in self._operand_deps:
+            if not deps:
+                out.append(lambda form: None)
+            else:
+                out.append(itemgetter(*deps))
+        return tuple(out)
+
     def operand_uses(self, form: Mapping[str, str],
                      comb: Combination | None) -> tuple[OperandUse, ...]:
         """The operands of a form. Each use is made once per distinct value of the
@@ -799,8 +832,9 @@ class Instruction:
         memo: dict[tuple[Any, ...], OperandUse | None] = self.__dict__.setdefault(
             "_operand_use_memo", {})
         out = []
-        for i, deps in enumerate(self._operand_deps):
-            key = (i, id(comb), *[form[n] for n in deps])
+        cid = id(comb)
+        for i, get in enumerate(self._operand_dep_getters):
+            key = (i, cid, get(form))
             if key in memo:
                 hit = memo[key]
             else:
