@@ -408,7 +408,7 @@ def _since(since: str | None) -> int:
 
 def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     """Compact target list for identifiers: sm_80_and_later, or the names."""
-    memo = targets._memo("describe_targets")
+    memo = targets.memo("describe_targets")
     hit = memo.get(names)
     if hit is None:
         sm = targets.and_later.get(names)
