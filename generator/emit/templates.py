@@ -16,7 +16,7 @@ Files = dict[str, bytes]
 def environment(templates_dir: str = str(TEMPLATES_DIR)) -> Any:
     import jinja2  # lazily: the encode/decode paths never render
 
-    class Environment(jinja2.Environment):  # type: ignore[misc]
+    class Environment(jinja2.Environment):
         def getattr(self, obj: Any, attribute: str) -> Any:
             """``view.key`` of a view (a dict) is its item. Jinja tries the attribute
             first and catches the AttributeError, ~10^5 times per run; no view key
