@@ -272,3 +272,23 @@ def test_a_spec_with_too_many_candidate_forms_is_refused_not_enumerated(
         assert "Traceback" not in res.err
         assert f"wgmma.yaml:{line}:" in res.err, res.err
         assert "more than 200000 candidate forms" in res.err, res.err
+
+
+def test_the_changelog_does_not_depend_on_string_hashing() -> None:
+    """Two processes with different hash seeds write the same changelog (operands removed
+    going back from 9.0 to 8.6 were listed in set order before)."""
+    import os
+    import sys
+
+    outs = []
+    for seed in ("1", "2", "3"):
+        proc = subprocess.run([sys.executable, "-m", "ptxgen", "diff", "--ptx-isa", "9.0", "8.6",
+                               "--format", "json"], cwd=ROOT, capture_output=True, text=True,
+                              check=False, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert proc.returncode == 1, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    removed = [c["subject"] for c in json.loads(outs[0])["changes"]
+               if c["rule"] == "operand-removed"
+               and c["subject"].startswith("mma_sp_ordered_metadata.")]
+    assert len(removed) > 1  # the case that was in set order

@@ -126,7 +126,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
     assert c.targets is not None
     opcodes: dict[str, tuple[tuple[str, str], ...]] = {}
     for f in ins.forms:
-        quals = tuple((q.name, f.params[q.name]) for q in ins.qualifiers)
+        quals = f.values[:len(ins.qualifiers)]  # the qualifiers come first, in order
         if opcodes.setdefault(f.opcode, quals) != quals:
             c.err(base + ("qualifiers",), f"two qualifier assignments are both written "
                                           f"{f.opcode!r}")
@@ -134,7 +134,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
             c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
                                      f"version (gates {', '.join(f.support.gates)})")
         if ins.combinations:
-            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
+            n = ins.combination_count(f)
             if n != 1:
                 c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
                                                 "(each form must match exactly one)")
@@ -284,7 +284,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
 # -- descriptor versions -------------------------------------------------------------------
 
 def _uses(form: Form, operand: str) -> bool:
-    return any(u.name == operand for u in form.operands)
+    return operand in form.operand_names
 
 
 def check_versions(descriptor_docs: list[Document], targets_docs: list[Document],

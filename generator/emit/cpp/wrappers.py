@@ -67,7 +67,9 @@ from ptxgen.model.instructions import (
     Instruction,
     InstructionSet,
     Matcher,
+    OperandUse,
     Qualifier,
+    Support,
     Wrapper,
     norm,
     spec_text,
@@ -406,10 +408,14 @@ def _since(since: str | None) -> int:
 
 def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     """Compact target list for identifiers: sm_80_and_later, or the names."""
-    sm = targets.and_later.get(names)
-    if sm is not None:
-        return f"sm_{sm}_and_later"
-    return "_".join(n for n in targets.names if n in names)
+    memo = targets.memo("describe_targets")
+    hit = memo.get(names)
+    if hit is None:
+        sm = targets.and_later.get(names)
+        hit = memo[names] = (f"sm_{sm}_and_later" if sm is not None else
+                             "_".join(n for n in targets.names if n in names))
+    result: str = hit
+    return result
 
 
 def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
@@ -439,6 +445,8 @@ class _Wrapper:
         for q in ins.qualifiers:
             if q.derived:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
+        self._gating: dict[int, tuple[Support, dict[str, Any]]] = {}
+        self._operand_text: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
 
     def template_params(self) -> list[str]:
         return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
@@ -622,12 +630,15 @@ class _Wrapper:
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
         sup = f.support
-        targets = self.ins.targets
-        assert targets is not None
-        return {"mask": _mask(targets, sup.targets),
+        hit = self._gating.get(id(sup))  # forms share their support (and its gating)
+        if hit is None or hit[0] is not sup:
+            targets = self.ins.targets
+            assert targets is not None
+            hit = self._gating[id(sup)] = (sup, {
+                "mask": _mask(targets, sup.targets),
                 "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
-                "error": error_name(self.w, targets, sup.targets, sup.since),
-                "asm": self.asm(f, imm_refs), "opcode": f.opcode}
+                "error": error_name(self.w, targets, sup.targets, sup.since)})
+        return {**hit[1], "asm": self.asm(f, imm_refs), "opcode": f.opcode}
 
     def form_table(self, forms: list[Form], cond: _Cond, imm_refs: Mapping[str, str],
                    fn: str) -> dict[str, Any]:
@@ -689,12 +700,34 @@ class _Wrapper:
 
     def asm(self, f: Form, imm_refs: Mapping[str, str]) -> str:
         """The ``asm volatile(...)`` statement of one form."""
+        uses = f.operands
+        key = (*map(id, uses), *imm_refs.items())
+        hit = self._operand_text.get(key)  # forms share operand uses (and their text)
+        if hit is None or hit[0] != uses:
+            hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
+        texts, pred, out_s, in_s = hit[1]
+        operands = ", ".join(texts)
+        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
+            f" \"{operands};\"" if texts else " \";\"")
+        if pred is not None:
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
+                    "\"\\n\\t}\"")
+        clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
+        if clobber:
+            return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
+        if in_s:
+            return f"asm volatile({body} : {out_s} : {in_s})"
+        return f"asm volatile({body} : {out_s})"
+
+    def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str]
+                       ) -> tuple[list[str], str | None, str, str]:
+        """(operand texts, predicate operand, output list, input list) of an asm
+        statement with these operand uses."""
         outs: list[str] = []
         ins_: list[str] = []
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        uses = f.operands
         n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
                     and self.io(u.name) in ("out", "inout"))
         nxt_out, nxt_in = 0, n_out
@@ -732,20 +765,7 @@ class _Wrapper:
                 texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
                 ins_.extend(f"\"n\"({t})" for t in els)
                 nxt_in += len(els)
-        operands = ", ".join(texts)
-        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
-            f" \"{operands};\"" if texts else " \";\"")
-        if pred is not None:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
-                    "\"\\n\\t}\"")
-        clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
-        out_s = ", ".join(outs)
-        in_s = ", ".join(ins_)
-        if clobber:
-            return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
-        if in_s:
-            return f"asm volatile({body} : {out_s} : {in_s})"
-        return f"asm volatile({body} : {out_s})"
+        return texts, pred, ", ".join(outs), ", ".join(ins_)
 
     def io(self, name: str) -> str:
         return self.ins.io_of.get(name, "in")
