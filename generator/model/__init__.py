@@ -8,6 +8,8 @@ The model is one package whose modules name its parts:
   forms they allow and where each is supported;
 * :mod:`ptxgen.model.descriptors`: descriptor word layouts and every bit fact;
 * :mod:`ptxgen.model.versions`: the spec as of one PTX ISA version;
+* :mod:`ptxgen.model.selection`: the forms a generation compiles into the C++ wrappers
+  (``generate --select``);
 * :mod:`ptxgen.model.checks`: what only the built model can check (reported at the
   spec's ``file:line:col`` like any validation error).
 
@@ -38,6 +40,9 @@ class Spec:
     # The instruction side (spec/targets.yaml + spec/instructions): see
     # ptxgen.model.instructions. None when the spec has no instruction files.
     instructions: InstructionSet | None = None
+    # The forms the C++ wrappers compile: a --select pattern (ptxgen.model.selection),
+    # None for every form.
+    select: str | None = None
 
     @property
     def layouts(self) -> tuple[Layout, ...]:
