@@ -75,6 +75,7 @@ from ptxgen.model.instructions import (
     spec_text,
     vkey,
 )
+from ptxgen.model.selection import selects
 from ptxgen.model.targets import Targets
 from ptxgen.names import assert_not_reserved, camel, identifier_problem
 
@@ -86,8 +87,10 @@ REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
-# a form's entry in its overload's table: form number * FORM_CLASSES + support class
+# a form's entry in its overload's table: form number * FORM_CLASSES + support class,
+# NOT_SELECTED for a form that generate --select left out
 FORM_CLASSES = 256
+NOT_SELECTED = FORM_CLASSES - 1
 
 
 def member_ident(q: Qualifier, value: str) -> str:
@@ -425,13 +428,15 @@ def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str |
 
 
 class _Wrapper:
-    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers) -> None:
+    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
+                 select: str | None = None) -> None:
         assert_not_reserved("instruction", [w.name])
         assert_not_reserved("operand", [q.name for q in ins.qualifiers])
         assert_not_reserved("operand", [a.name for o in ins.operands for a in o.choice or (o,)])
         self.ins = ins
         self.w = w
         self.helpers = helpers
+        self.select = select  # generate --select: the forms whose asm is written
         self.forms = [f for f in ins.forms if ins.wrapper_of(f) is w]
         self.fixed: dict[str, str] = {}
         for q in ins.qualifiers:  # one value in every form of the wrapper: not a parameter
@@ -662,16 +667,25 @@ class _Wrapper:
         classes: dict[tuple[str, int, int, str], int] = {}
         entries: list[int] = []
         groups: dict[int, list[dict[str, Any]]] = {}
+        left_out = False
         for f in forms:
-            b = self.branch(f, cond, imm_refs)
-            key = (b["mask"], b["arch_from"], b["since"], b["error"])
-            k = classes.setdefault(key, len(classes))
             number = 0
             for q in order:
                 number = number * len(q.domain) + q.domain.index(f.params[q.name])
+            if not selects(self.select, f):
+                entries.append(number * FORM_CLASSES + NOT_SELECTED)
+                left_out = True
+                continue
+            b = self.branch(f, cond, imm_refs)
+            key = (b["mask"], b["arch_from"], b["since"], b["error"])
+            k = classes.setdefault(key, len(classes))
             entries.append(number * FORM_CLASSES + k)
             groups.setdefault(k, []).append({"id": number, "asm": b["asm"], "opcode": b["opcode"]})
-        assert len(classes) < FORM_CLASSES
+        assert len(classes) < NOT_SELECTED
+        select_msg = escape.cpp_message(
+            f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
+            f"generated with (ptxgen generate --select {self.select}); generate them again "
+            "with a pattern that selects it") if left_out else None
         entries.sort()
         rows = [", ".join(str(e) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
         tparams = ["long long PtxgenF"]
@@ -691,6 +705,7 @@ class _Wrapper:
                 params.append(f"{a} {pname}")
             args.append(pname)
         return {"table": escape.ident(f"{fn}_table"), "rows": rows, "count": len(forms),
+                "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
                 "targs": ", ".join(["ptxgen_form", *imm_refs.values()]),
@@ -795,7 +810,8 @@ class _Wrapper:
         return escape.cpp_block_comment("\n".join(lines))
 
 
-def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction]) -> dict[str, Any]:
+def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
+                select: str | None = None) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
     helpers: list[dict[str, Any]] = []
     functions: list[dict[str, Any]] = []
@@ -813,12 +829,13 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction]) -> di
                                   f"{q.description}".strip())})
         hp = _Helpers(ins)
         for w in ins.wrappers:
-            wr = _Wrapper(ins, w, hp)
+            wr = _Wrapper(ins, w, hp, select)
             for f in wr.forms:
                 sup = f.support
                 name = error_name(w, iset.targets, sup.targets, sup.since)
                 externs[name] = None
-                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                if selects(select, f):
+                    family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             functions += overloads
             for ov in overloads:  # one array-operand trait per function name
@@ -912,7 +929,7 @@ def emit(spec: Spec) -> Files:
     for rel, instrs in by_file.items():
         stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
         headers.append(f"ptx/{stem}.hpp")
-        view = header_view(iset, rel, instrs)
+        view = header_view(iset, rel, instrs, spec.select)
         files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
         if view["has_forms"]:
             files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view)
