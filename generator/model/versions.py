@@ -327,9 +327,16 @@ def _view_descriptor(doc: Document, version: str) -> Document | None:
         return None
     _, later = descriptor_since(data)
     gone = {k for k in later if not exists_at(data, version, k)}
-    if not gone:
+    variants = [i for i, v in enumerate(data.get("variants", ()))
+                if isinstance(v, Mapping) and vkey(str(v.get("since", "0.0"))) > vkey(version)]
+    if not gone and not variants:
         return doc
     edit = _Edit(doc)
+    if len(variants) == len(data.get("variants", ())):
+        edit.drop(("variants",))
+    else:
+        for i in variants:
+            edit.drop(("variants", i))
     kinds = list(data.get("kinds", ()))
     if kinds and all(k in gone for k in kinds):
         return None

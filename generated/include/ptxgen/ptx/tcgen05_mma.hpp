@@ -22,6 +22,7 @@ enum class tcgen05_mma_kind : int {
     mxf8f6f4,
     mxf4,
     mxf4nvf4,
+    ti16,
 };
 
 /**
@@ -71,6 +72,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_sc
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
@@ -79,10 +81,13 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
 PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, int v) {
     return v >= 0 && v <= 15;
@@ -307,6 +312,51 @@ struct tcgen05_mma_forms0<1, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
     }
 };
 template <>
+struct tcgen05_mma_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16 " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_forms0<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
@@ -486,6 +536,51 @@ struct tcgen05_mma_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16 " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -495,7 +590,7 @@ struct tcgen05_mma_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -729,7 +824,7 @@ struct tcgen05_mma_forms1<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_collecto
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -961,6 +1056,51 @@ struct tcgen05_mma_forms2<1, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
     }
 };
 template <>
+struct tcgen05_mma_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16 " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_forms2<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
@@ -1140,6 +1280,51 @@ struct tcgen05_mma_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16 " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard " "[%0], %1, %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -1149,7 +1334,7 @@ struct tcgen05_mma_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collector_
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1388,7 +1573,7 @@ struct tcgen05_mma_forms3<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_collecto
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1733,6 +1918,78 @@ struct tcgen05_mma_forms4<1, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
     }
 };
 template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16 " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_forms4<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
@@ -2020,6 +2277,78 @@ struct tcgen05_mma_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16 " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -2029,7 +2358,7 @@ struct tcgen05_mma_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -2369,7 +2698,7 @@ struct tcgen05_mma_forms5<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collector
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -2707,6 +3036,78 @@ struct tcgen05_mma_forms6<1, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
     }
 };
 template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16 " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_forms6<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
@@ -2994,6 +3395,78 @@ struct tcgen05_mma_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::discard " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16 " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, const PtxgenT4& disable_output_lane, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, %3, " PTXGEN_PTX_V4_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -3003,7 +3476,7 @@ struct tcgen05_mma_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collector_u
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -3348,7 +3821,7 @@ struct tcgen05_mma_forms7<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collector
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -4311,7 +4784,7 @@ struct tcgen05_mma_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
  * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -5269,7 +5742,7 @@ struct tcgen05_mma_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_mma
  * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -5499,6 +5972,51 @@ struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
     }
 };
 template <>
+struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.sp.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
@@ -5678,6 +6196,51 @@ struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -5687,7 +6250,7 @@ struct tcgen05_mma_sp_forms0<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -5923,7 +6486,7 @@ struct tcgen05_mma_sp_forms1<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_colle
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -6157,6 +6720,51 @@ struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
     }
 };
 template <>
+struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.sp.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
@@ -6336,6 +6944,51 @@ struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16 " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard " "[%0], %1, %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -6345,7 +6998,7 @@ struct tcgen05_mma_sp_forms2<2, tcgen05_mma_kind::i8, false, tcgen05_mma_collect
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -6586,7 +7239,7 @@ struct tcgen05_mma_sp_forms3<2, tcgen05_mma_kind::tf32, false, tcgen05_mma_colle
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -6933,6 +7586,78 @@ struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
     }
 };
 template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.sp.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
@@ -7220,6 +7945,78 @@ struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -7229,7 +8026,7 @@ struct tcgen05_mma_sp_forms4<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -7571,7 +8368,7 @@ struct tcgen05_mma_sp_forms5<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collec
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -7911,6 +8708,78 @@ struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
     }
 };
 template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<1, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
 struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::f16, false, tcgen05_mma_collector_usage::none> {
     // tcgen05.mma.sp.cta_group::2.kind::f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
@@ -8198,6 +9067,78 @@ struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16 " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_fill> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_use> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, false, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_lastuse> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::ti16, true, tcgen05_mma_collector_usage::a_discard> {
+    // tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, const PtxgenT5& disable_output_lane, PtxgenT6 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard " "[%0], [%1], %2, [%3], %4, " PTXGEN_PTX_V5_8 ", p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), PTXGEN_PTX_OPS8("r", disable_output_lane), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -8207,7 +9148,7 @@ struct tcgen05_mma_sp_forms6<2, tcgen05_mma_kind::i8, true, tcgen05_mma_collecto
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -8554,7 +9495,7 @@ struct tcgen05_mma_sp_forms7<2, tcgen05_mma_kind::tf32, true, tcgen05_mma_collec
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -9519,7 +10460,7 @@ struct tcgen05_mma_sp_block_scale_forms0<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
  * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -10479,7 +11420,7 @@ struct tcgen05_mma_sp_block_scale_forms1<2, tcgen05_mma_kind::mxf4nvf4, tcgen05_
  * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -11142,6 +12083,159 @@ struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16 " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -11150,7 +12244,7 @@ struct tcgen05_mma_ws_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -11800,6 +12894,159 @@ struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16 " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -11808,7 +13055,7 @@ struct tcgen05_mma_ws_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -12460,6 +13707,159 @@ struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16 " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -12468,7 +13868,7 @@ struct tcgen05_mma_ws_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -13118,6 +14518,159 @@ struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16 " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 idesc, PtxgenT4 enable_input_d, PtxgenT5 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -13126,7 +14679,7 @@ struct tcgen05_mma_ws_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usage::
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -13778,6 +15331,159 @@ struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -13786,7 +15492,7 @@ struct tcgen05_mma_ws_sp_forms0<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -14438,6 +16144,159 @@ struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16 " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_desc, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -14446,7 +16305,7 @@ struct tcgen05_mma_ws_sp_forms1<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -15100,6 +16959,159 @@ struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -15108,7 +17120,7 @@ struct tcgen05_mma_ws_sp_forms2<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -15760,6 +17772,159 @@ struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
                          asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
     }
 };
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::none> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16 " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b0_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b1_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b2_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_fill> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_use> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_lastuse> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
+template <>
+struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::ti16, tcgen05_mma_collector_usage::b3_discard> {
+    // tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 d_tmem, PtxgenT1 a_tmem, PtxgenT2 b_desc, PtxgenT3 sp_meta_tmem, PtxgenT4 idesc, PtxgenT5 enable_input_d, PtxgenT6 zero_column_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask) : "memory"));
+    }
+};
 
 }  // namespace detail
 
@@ -15768,7 +17933,7 @@ struct tcgen05_mma_ws_sp_forms3<tcgen05_mma_kind::i8, tcgen05_mma_collector_usag
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
