@@ -322,7 +322,7 @@ def _later_field(cls: Any, name: str) -> str | None:
     from ptxgen.isa import VARIANTS
 
     for variant, since, targets, classes in VARIANTS.get(cls.DESCRIPTOR, ()):
-        other = classes.get(cls.KIND)
+        other: Any = classes.get(cls.KIND)
         if other is not None and other is not cls and \
                 any(f.name == name for f in other.FIELDS):
             return (f"exists only on {', '.join(targets)} from PTX ISA {since} (the {variant} "
@@ -354,7 +354,7 @@ def _decode_word(cls: Any, word: int) -> Any:
             from ptxgen.isa import VARIANTS
 
             for variant, since, targets, classes in VARIANTS.get(cls.DESCRIPTOR, ()):
-                other = classes.get(cls.KIND)
+                other: Any = classes.get(cls.KIND)
                 try:
                     other.decode(word) if other is not None else None
                 except DescriptorError:

@@ -114,7 +114,8 @@ def test_smem_desc_words_match_the_dsl_class() -> None:
         if rec.get("class") != "Tcgen05SmemDesc":
             continue
         a = rec["args"]
-        fields = dict(start_address=a["start_address"], leading_byte_offset=a["leading_byte_offset"],
+        fields = dict(start_address=a["start_address"],
+                      leading_byte_offset=a["leading_byte_offset"],
                       stride_byte_offset=a["stride_byte_offset"], base_offset=a["base_offset"],
                       lbo_mode=a["leading_dim_mode"], k_segment=a["k_segment_offset"],
                       swizzle=a["layout"])
@@ -131,7 +132,8 @@ def test_smem_desc_words_match_the_dsl_class() -> None:
             continue
         assert desc.encode() == int(rec["word"], 16), rec
         compared += 1
-        if not a["k_segment_offset"] and max(a["start_address"], a["leading_byte_offset"]) < 0x40000:
+        narrow = max(a["start_address"], a["leading_byte_offset"]) < 0x40000
+        if not a["k_segment_offset"] and narrow:
             assert SmemDesc(**{k: v for k, v in fields.items() if k != "k_segment"}).encode() \
                 == desc.encode()
     assert compared >= 8 and refused >= 3, (compared, refused)
@@ -233,7 +235,8 @@ def test_cli_target(args: tuple[str, ...], out: str) -> None:
 
 
 @pytest.mark.parametrize(("args", "err"), [
-    (("encode", "smem_desc", "k_segment=1"), "k_segment: exists only on sm_107a, sm_107f from PTX ISA 9.4"),
+    (("encode", "smem_desc", "k_segment=1"),
+     "k_segment: exists only on sm_107a, sm_107f from PTX ISA 9.4"),
     (("encode", "smem_desc", "--target", "sm_107a", "--ptx-isa", "9.3", "k_segment=1"),
      "sm_107a does not exist at PTX ISA 9.3"),
     (("encode", "instr_desc", "--kind", "ti16", "--target", "sm_100a", "m=128", "n=256"),

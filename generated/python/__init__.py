@@ -123,6 +123,7 @@ def descriptor_class(name: str, kind: str | None = None, target: str | None = No
 
 __all__ = [
     "DESCRIPTORS",
+    "VARIANTS",
     "DescriptorError",
     "FieldSpec",
     "InstrDescF8f6f4",
@@ -142,7 +143,6 @@ __all__ = [
     "SmemDesc",
     "SmemDescSm107",
     "UnavailableError",
-    "VARIANTS",
     "WgmmaDesc",
     "ZeroColumnMaskDesc",
     "descriptor_class",

@@ -21,6 +21,12 @@ def natural_key(name: str) -> tuple[str, ...]:
                  for p in re.split(r"(\d+)", name) if p)
 
 
+def _all_key(name: str) -> tuple[int, tuple[str, ...]]:
+    """ruff's (RUF022) order of ``__all__``: CONSTANTS, then Classes, then the rest."""
+    category = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return category, natural_key(name)
+
+
 def wrapped_str(text: str, indent: int, width: int = 99) -> str:
     """A Python string literal for ``text``, split into adjacent literals on lines of at
     most ``width`` columns (the first at ``indent``; inside brackets)."""
@@ -321,6 +327,6 @@ def emit(spec: Spec) -> Files:
         "python/__init__.py.j2",
         notice=[escape.py_comment(x) for x in generated_notice(list(spec.spec_files),
                                                                "python/__init__.py.j2")],
-        registry=registry, exported=sorted(exported, key=natural_key))
+        registry=registry, exported=sorted(exported, key=_all_key))
     files[f"{OUT}/py.typed"] = b""
     return files
