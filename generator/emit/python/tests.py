@@ -170,8 +170,8 @@ def emit(spec: Spec) -> Files:
             notice=[escape.py_comment(x) for x in generated_notice([d.spec_file],
                                                                    "python/test_descriptor.py.j2")],
             module=d.name,
-            imports=sorted((lay.class_name for lay in d.layouts), key=natural_key),
-            classes=[layout_view(lay) for lay in d.layouts])
+            imports=sorted((lay.class_name for lay in d.all_layouts), key=natural_key),
+            classes=[layout_view(lay) for lay in d.all_layouts])
     iset = spec.instructions
     if iset is not None:
         files[OUT_BUILDERS] = render(
