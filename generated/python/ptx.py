@@ -2236,7 +2236,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "scale-input-d-kinds",
                             "when": {"scale_input_d": True},
                             "require": {"kind": ["f16", "tf32"]},
-                            "ptxas_accepts": {"kind": "i8"},
+                            "ptxas_accepts": {"kind": ["i8", "ti16"]},
                             "message": (
                                 "scale-input-d is only valid with .kind::f16 and .kind::tf32"
                             ),
