@@ -912,7 +912,9 @@ INSTRDESCMXF4_SHAPES = st.sampled_from([
         (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
         (256, 224), (256, 240), (256, 256),
     ])
-INSTRDESCMXF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128}
+INSTRDESCMXF4_MINIMAL: dict[str, Any] = {
+    'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128,
+}
 
 
 @SETTINGS
@@ -1269,7 +1271,9 @@ INSTRDESCSM107TF32_SHAPES = st.sampled_from([
         (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
         (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
     ])
-INSTRDESCSM107TF32_MINIMAL: dict[str, Any] = {'dtype': 1, 'atype': 2, 'btype': 2, 'n': 8, 'm': 64}
+INSTRDESCSM107TF32_MINIMAL: dict[str, Any] = {
+    'dtype': 1, 'atype': 2, 'btype': 2, 'n': 8, 'm': 64,
+}
 
 
 @SETTINGS
@@ -2162,7 +2166,9 @@ INSTRDESCSM107MXF4_SHAPES = st.sampled_from([
         (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
         (256, 224), (256, 240), (256, 256),
     ])
-INSTRDESCSM107MXF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128}
+INSTRDESCSM107MXF4_MINIMAL: dict[str, Any] = {
+    'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128,
+}
 
 
 @SETTINGS

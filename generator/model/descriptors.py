@@ -8,6 +8,7 @@ loop and substitute.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -544,6 +545,10 @@ class Descriptor:
     layouts: tuple[Layout, ...]  # the baseline: no target given, and every other target
     tables: tuple[Table, ...]
     notes: tuple[Note, ...]
+    # The PTX ISA version it appears in (None: at every version), and the later versions
+    # of some kinds (``since`` of the spec).
+    since: str | None = None
+    kinds_since: tuple[tuple[str, str], ...] = ()
     variants: tuple[Variant, ...] = ()
 
     @property
@@ -599,6 +604,18 @@ class Descriptor:
 # ---------------------------------------------------------------------------
 # building
 # ---------------------------------------------------------------------------
+
+def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """(the version a descriptor appears in, {kind: version} of later kinds), read from
+    a descriptor file's data (``since``)."""
+    since = data.get("since")
+    if not isinstance(since, Mapping):
+        return None, {}
+    kinds = {str(k["kind"]): str(k["version"]) for k in since.get("kinds", ())
+             if isinstance(k, Mapping) and "kind" in k and "version" in k}
+    version = since.get("version")
+    return (str(version) if version is not None else None), kinds
+
 
 def _prov(p: dict[str, Any]) -> Provenance:
     return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]),
@@ -672,6 +689,7 @@ class DescriptorBuilder:
     def build(self) -> Descriptor:
         d = self.data
         name = d["descriptor"]
+        since, kinds_since = descriptor_since(d)
         notes = tuple(Note(n["id"], tuple(n["seeds"]), " ".join(n["text"].split()),
                            self.src(("notes", i))) for i, n in enumerate(d.get("notes", [])))
         common = dict(descriptor=name, title=d["title"],
@@ -705,7 +723,8 @@ class DescriptorBuilder:
         return Descriptor(name=name, title=d["title"], description=common["description"],
                           word_bits=d["word_bits"], spec_file=self.doc.rel,
                           kinds=tuple(d.get("kinds", ())), layouts=tuple(layouts),
-                          tables=tuple(tables), notes=notes, variants=variants)
+                          tables=tuple(tables), notes=notes, since=since,
+                          kinds_since=tuple(kinds_since.items()), variants=variants)
 
     def variant(self, vi: int, v: dict[str, Any], common: dict[str, Any]) -> Variant:
         d = self.data
@@ -839,3 +858,23 @@ def _shaped(name: str, all_layouts: tuple[Layout, ...], all_tables: tuple[Table,
     tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
                    for t in all_tables)
     return {"layouts": tuple(layouts[lay.kind] for lay in all_layouts), "tables": tables}
+
+
+def without_shapes(d: Descriptor) -> Descriptor:
+    """``d`` as the descriptor file alone describes it: without the shapes that
+    :func:`with_shapes` took from the instructions."""
+    def plain(lay: Layout) -> Layout:
+        if lay.shapes is None:
+            return lay
+        entries = tuple(replace(e, shape_values=None, shape_text="")
+                        if isinstance(e, Field) else e for e in lay.entries)
+        return replace(lay, entries=entries, shapes=None)
+
+    def stripped(layouts: tuple[Layout, ...], tables: tuple[Table, ...]) -> dict[str, Any]:
+        by_kind = {lay.kind: plain(lay) for lay in layouts}
+        return {"layouts": tuple(by_kind[lay.kind] for lay in layouts),
+                "tables": tuple(replace(t, layouts=tuple(by_kind[lay.kind] for lay in t.layouts))
+                                for t in tables)}
+
+    variants = tuple(replace(v, **stripped(v.layouts, v.tables)) for v in d.variants)
+    return replace(d, variants=variants, **stripped(d.layouts, d.tables))

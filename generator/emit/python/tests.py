@@ -136,10 +136,11 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "fixed_value": f"{lay.fixed_value:#x}",
         "examples": examples,
         "required": [f.name for f in lay.fields if f.default is None],
-        "minimal": {**{f.name: (f.allowed_codes or (0,))[0] for f in lay.fields
-                       if f.default is None},
-                    **(dict(zip(lay.shapes.fields, lay.shapes.base, strict=True))
-                       if lay.shapes else {})},
+        "minimal": py_list([f"{k!r}: {v!r}" for k, v in {
+            **{f.name: (f.allowed_codes or (0,))[0] for f in lay.fields if f.default is None},
+            **(dict(zip(lay.shapes.fields, lay.shapes.base, strict=True))
+               if lay.shapes else {})}.items()], 0, "{}",
+            prefix=len(f"{lay.class_name.upper()}_MINIMAL: dict[str, Any] = ")),
         "shapes": None if lay.shapes is None else {
             "fields": lay.shapes.fields,
             "pairs": py_list([f"({a}, {b})" for a, b in lay.shapes.pairs], 4),
