@@ -140,26 +140,36 @@ def test_smem_desc_words_match_the_dsl_class() -> None:
 
 
 def test_compiler_words() -> None:
-    """The DSL compiler's words for its sm_107a MMA atoms (the classes are not involved)."""
+    """The DSL compiler's words for its MMA atoms on sm_100a (baseline classes) and sm_107a
+    (sm107 classes); the DSL's descriptor classes are not involved."""
     by_case = {r["case"]: r for r in _facts() if r["source"] == "dsl-compiler"}
+    f16, f8, mx8 = (DESCRIPTORS["instr_desc"][k] for k in ("f16", "mxf4nvf4", "mxf8f6f4"))
     expect = {
+        "sm100_f16_bf16": f16(dtype=1, atype=1, btype=1, m=128, n=256),
+        "sm100_nvf4_ue4m3_b16": f8(atype=1, btype=1, m=128, n=256, scale_type=0),
+        "sm100_nvf4_ue8m0_b16": f8(atype=1, btype=1, m=128, n=256, scale_type=1),
+        "sm100_mxf8": mx8(m=128, n=256, scale_type=1),
         "sm107_fp8_k64": InstrDescSm107F8f6f4(dtype=1, m=128, n=256, k_dim=1),
         "sm107_fp8_k32": InstrDescSm107F8f6f4(dtype=1, m=128, n=256, k_dim=0),
-        "sm107_mxf8f6f4_k64": InstrDescSm107Mxf8f6f4(m=128, n=256, k_dim=1, scale_type=1),
+        "sm107_mxf8_e4m3_k64": InstrDescSm107Mxf8f6f4(m=128, n=256, k_dim=1, scale_type=1),
+        "sm107_mxf8_e5m2_mn_k64": InstrDescSm107Mxf8f6f4(
+            atype=1, btype=1, transpose_a=1, transpose_b=1, m=128, n=128, k_dim=1,
+            scale_type=1),
+        "sm107_nvf4_ue4m3_b16": InstrDescSm107Mxf4nvf4(atype=1, btype=1, m=128, n=256,
+                                                       k_dim_hi=1, scale_type=0),
+        "sm107_nvf4_ue8m0_b32": InstrDescSm107Mxf4nvf4(atype=1, btype=1, m=128, n=256,
+                                                       k_dim_hi=1, scale_type=1),
+        "sm107_nvf4_ue5m3_b16": InstrDescSm107Mxf4nvf4(atype=1, btype=1, m=128, n=256,
+                                                       k_dim_hi=1, scale_type=2),
+        "sm107_nvf4_ue5m3_b32": InstrDescSm107Mxf4nvf4(atype=1, btype=1, m=128, n=256,
+                                                       k_dim_hi=1, scale_type=2),
+        "sm107_nvf4_ue4m3_b16_cg2": InstrDescSm107Mxf4nvf4(atype=1, btype=1, m=256, n=256,
+                                                           k_dim_hi=1, scale_type=0),
     }
-    hits = 0
+    assert sorted(expect) == sorted(by_case)
     for case, desc in expect.items():
-        if case in by_case:
-            assert desc.hex() == by_case[case]["idesc"], case
-            hits += 1
-    nvf4 = [r for r in by_case.values() if r["arch"] == "sm_107a" and "mxf4nvf4" in r["opcode"]]
-    for r in nvf4:
-        word = int(r["idesc"], 16)
-        assert InstrDescSm107Mxf4nvf4.decode(word).encode() == word, r
-        decoded = InstrDescSm107Mxf4nvf4.decode(word)
-        assert (decoded.k_dim_hi, decoded.k_dim) == (1, 0), r  # K = 128
-    assert any(InstrDescSm107Mxf4nvf4.decode(int(r["idesc"], 16)).scale_type == 2 for r in nvf4)
-    assert hits >= 2 and len(nvf4) >= 3
+        assert desc.hex() == by_case[case]["idesc"], case
+        assert descriptor_class("instr_desc", desc.KIND, by_case[case]["arch"]) is type(desc)
     # shared memory address masks: 15 bits on sm_107a, 14 elsewhere
     for r in by_case.values():
         mask = int(r["smem_desc_and_masks"][-1], 16)
@@ -250,3 +260,99 @@ def test_cli_target_errors(args: tuple[str, ...], err: str) -> None:
     r = _cli(*args)
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     assert err in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+# -- C++: g++ for the constexpr types, nvcc 13.5 for the target-selected aliases ----------
+
+def _cpp_words() -> str:
+    """static_asserts of the C++ variant types against the DSL compiler's words."""
+    by_case = {r["case"]: r for r in _facts() if r["source"] == "dsl-compiler"}
+    lines = []
+    for case, expr in (
+            ("sm107_fp8_k64", "InstrDescSm107F8f6f4{}.with_dtype(InstrDescSm107F8f6f4::Dtype::F32)"
+             ".with_m(128).with_n(256).with_k_dim(1)"),
+            ("sm107_fp8_k32", "InstrDescSm107F8f6f4{}.with_dtype(InstrDescSm107F8f6f4::Dtype::F32)"
+             ".with_m(128).with_n(256)"),
+            ("sm107_mxf8_e4m3_k64", "InstrDescSm107Mxf8f6f4{}.with_m(128).with_n(256)"
+             ".with_k_dim(1)")):
+        lines.append(f"static_assert({expr}.encode() == {by_case[case]['idesc']}u, \"{case}\");")
+    nvf4 = sorted({r["idesc"] for r in by_case.values()
+                   if r["arch"] == "sm_107a" and "mxf4nvf4" in r["opcode"]})
+    for word in nvf4:  # decode -> encode round trip of every compiler word (K 128, UE5M3)
+        lines.append(f"static_assert(InstrDescSm107Mxf4nvf4::decode({word}u).encode() == "
+                     f"{word}u, \"{word}\");")
+    lines.append("static_assert(InstrDescSm107Mxf4nvf4::decode(0x09400488u).scale_type == "
+                 "InstrDescSm107Mxf4nvf4::ScaleType::UE5M3, \"ue5m3\");")
+    lines.append("static_assert(SmemDescSm107{}.with_start_address(0x40000u).encode() == "
+                 "0x0000400000004000ull, \"bit 14\");")
+    lines.append("static_assert(SmemDescSm107::since_ptx_isa == 94u && SmemDesc::since_ptx_isa "
+                 "== 0u, \"since\");")
+    return "\n".join(lines)
+
+
+def _gxx(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    import shutil
+
+    from cpp.harness import GXX_FLAGS
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.fail("g++ is required") if os.environ.get("CI") else pytest.skip("no g++")
+    src = tmp_path / "variant.cpp"
+    src.write_text('#include "ptxgen/ptxgen.hpp"\nusing namespace ptxgen;\n' + body +
+                   "\nint main() { return 0; }\n")
+    return subprocess.run([gxx, *GXX_FLAGS, "-c", str(src), "-o", str(tmp_path / "v.o")],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cpp_variant_types_match_the_dsl_compiler_words(tmp_path: Path) -> None:
+    r = _gxx(tmp_path, _cpp_words())
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize(("body", "names"), [
+    ("constexpr auto w = SmemDesc{}.with_k_segment(SmemDescSm107::KSegment::SECOND);",
+     "with_k_segment"),
+    ("constexpr auto w = SmemDescSm107{}.with_start_address(0x80000u).encode();",
+     "start_address"),
+    ("constexpr auto w = InstrDescMxf4nvf4{}.with_m(128).with_n(256).with_k_dim_hi(1);",
+     "with_k_dim_hi"),
+    ("constexpr auto w = InstrDescSm107Mxf4nvf4{}.with_m(128).with_n(256).with_scale_type("
+     "static_cast<InstrDescSm107Mxf4nvf4::ScaleType>(3)).encode();", "scale_type"),
+])
+def test_cpp_compile_errors_name_the_field(tmp_path: Path, body: str, names: str) -> None:
+    r = _gxx(tmp_path, body)
+    assert r.returncode != 0
+    assert names in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize(("arch", "smem", "kind_only"), [
+    ("sm_107a", "SmemDescSm107", "Ti16"), ("sm_107f", "SmemDescSm107", "Ti16"),
+    ("sm_100a", "SmemDesc", "I8"), ("sm_100f", "SmemDesc", "I8"), ("sm_103a", "SmemDesc", "I8"),
+])
+def test_nvcc_selects_the_layout_of_the_target(tmp_path: Path, arch: str, smem: str,
+                                               kind_only: str) -> None:
+    """nvcc 13.5: ``SmemDescForTarget`` / ``InstrDesc<Kind>ForTarget`` are the sm107 types
+    in device code for sm_107a / sm_107f, the baseline ones for other targets, in nvcc's
+    generic compute_XX pass of an a / f build (which has no tcgen05) and on the host; a
+    kind that only one layout has exists only there."""
+    import toolkits
+    from cpp.harness import NVCC_FLAGS
+    nvcc = toolkits.require("nvcc", "13.5")
+    src = tmp_path / "k.cu"
+    src.write_text(
+        '#include "ptxgen/ptxgen.hpp"\n#include <type_traits>\n'
+        "#if defined(__CUDA_ARCH_SPECIFIC__) || defined(__CUDA_ARCH_FAMILY_SPECIFIC__)\n"
+        f"static_assert(std::is_same<ptxgen::SmemDescForTarget, ptxgen::{smem}>::value, "
+        f"\"{arch}\");\n"
+        f"static_assert(ptxgen::InstrDesc{kind_only}ForTarget::descriptor_name() != nullptr, "
+        "\"kind\");\n"
+        "#else\n"
+        "static_assert(std::is_same<ptxgen::SmemDescForTarget, ptxgen::SmemDesc>::value, "
+        "\"host\");\n"
+        "#endif\n"
+        "__global__ void k(unsigned long long* out) {\n"
+        "  constexpr auto d = ptxgen::SmemDescForTarget{}.with_start_address(0x1000u);\n"
+        "  *out = d.encode();\n}\n")
+    r = subprocess.run([nvcc, *NVCC_FLAGS, f"-arch={arch}", "-c", str(src), "-o",
+                        str(tmp_path / "k.o")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]

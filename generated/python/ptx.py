@@ -15,7 +15,7 @@ form is supported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -3050,20 +3050,33 @@ def support(opcode: str) -> Lookup:
     return _engine.lookup(instruction_set(), opcode)
 
 
-def _decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
-    from ptxgen.isa import DESCRIPTORS
-    from ptxgen.isa._runtime import spelled_fields
+def _decoder(target: str | None) -> Callable[[str, str | None, int], dict[str, int | str]]:
+    """Decode a word with the layout of ``target`` (None: the baseline tables, or the
+    only layout a kind has, such as .kind::ti16's)."""
+    def decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
+        from ptxgen.isa import DESCRIPTORS, VARIANTS, descriptor_class
+        from ptxgen.isa._runtime import spelled_fields
 
-    cls: Any = DESCRIPTORS[descriptor][kind]
-    return spelled_fields(cls.decode(word))
+        cls: Any
+        if target is not None:
+            cls = descriptor_class(descriptor, kind, target)
+        elif kind in DESCRIPTORS[descriptor]:
+            cls = DESCRIPTORS[descriptor][kind]
+        else:
+            cls = next(c[kind] for *_, c in VARIANTS[descriptor] if kind in c)
+        return spelled_fields(cls.decode(word))
+
+    return decode
 
 
-def descriptor_problems(opcode: str, **words: int) -> list[str]:
+def descriptor_problems(opcode: str, *, target: str | None = None, **words: int) -> list[str]:
     """Why descriptor operand values (``idesc=0x...``) break the spec's rules on them for
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
-    descriptor). Empty when they do not; raises PtxFormError for an invalid opcode."""
-    return _engine.descriptor_problems(instruction_set(), opcode, words, _decode)
+    descriptor). The words are read with the layout of ``target`` (None: the baseline
+    tables; ``"sm_107a"``: its layout variant). Empty when they do not; raises
+    PtxFormError for an invalid opcode."""
+    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target))
 
 
 def ldmatrix(
