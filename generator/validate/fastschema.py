@@ -33,6 +33,22 @@ _KNOWN = _ANNOTATIONS | {
     "allOf", "not", "if", "then", "else", "minProperties", "maxProperties", "$ref"}
 
 
+#: (keyword, the test that fails an instance x against the bound b)
+_BOUNDS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", lambda x, b: bool(x < b)), ("maximum", lambda x, b: bool(x > b)),
+    ("exclusiveMinimum", lambda x, b: bool(x <= b)),
+    ("exclusiveMaximum", lambda x, b: bool(x >= b)))
+
+
+def _combine(key: str, subs: list[Check]) -> Check:
+    """allOf / anyOf / oneOf of the compiled sub-schemas."""
+    if key == "allOf":
+        return lambda x: all(s(x) for s in subs)
+    if key == "anyOf":
+        return lambda x: any(s(x) for s in subs)
+    return lambda x: sum(1 for s in subs if s(x)) == 1
+
+
 class Unsupported(Exception):
     """The schema uses something this checker does not implement."""
 
@@ -127,12 +143,7 @@ class _Compiler:
             if key in schema:
                 subs = [self.compile(s, f"{where}/{key}/{i}")
                         for i, s in enumerate(schema[key])]
-                if key == "allOf":
-                    add(lambda x, subs=subs: all(s(x) for s in subs))
-                elif key == "anyOf":
-                    add(lambda x, subs=subs: any(s(x) for s in subs))
-                else:
-                    add(lambda x, subs=subs: sum(1 for s in subs if s(x)) == 1)
+                add(_combine(key, subs))
         if "not" in schema:
             neg = self.compile(schema["not"], f"{where}/not")
             add(lambda x: not neg(x))
@@ -254,10 +265,7 @@ class _Compiler:
 
     def number_checks(self, schema: Mapping[str, Any]) -> Check | None:
         # Written as jsonschema's keywords fail (a NaN passes every bound there too).
-        fails = [(schema[k], op) for k, op in (
-            ("minimum", lambda x, b: x < b), ("maximum", lambda x, b: x > b),
-            ("exclusiveMinimum", lambda x, b: x <= b),
-            ("exclusiveMaximum", lambda x, b: x >= b)) if k in schema]
+        fails = [(schema[k], op) for k, op in _BOUNDS if k in schema]
         if not fails:
             return None
         return lambda x: not any(op(x, b) for b, op in fails)
