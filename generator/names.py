@@ -41,7 +41,9 @@ def identifier_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as an identifier in generated code, or None."""
     if not _IDENT.match(name):
         return f"{name!r} is not a valid identifier"
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    # Hard keywords only: soft keywords (match, case, type, _) stay valid identifiers,
+    # and which names are soft depends on the Python version (type from 3.12).
+    if keyword.iskeyword(name):
         return f"{name!r} is a Python keyword"
     if name in CPP_KEYWORDS:
         return f"{name!r} is a C++ keyword"

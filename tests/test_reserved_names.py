@@ -394,3 +394,20 @@ def test_validate_refuses_instruction_ids_whose_generated_names_clash(
         "id: wgmma_fence")]
     assert int(m.group(2)) == block.count("\n") + 1 or "id:" not in old, line
     assert re.search(r"mma_sp\.yaml:\d+:\d+\)|ldmatrix\.yaml:\d+:\d+\)", line), line
+
+
+@pytest.mark.parametrize("name", ["type", "match"])
+def test_python_soft_keywords_are_valid_names(name: str) -> None:
+    """Soft keywords are identifiers in every Python (``case`` is refused as a C++ keyword) (``type`` became one in 3.12, and
+    ldmatrix's ``type`` qualifier must validate there too); the generated Python using
+    them as parameter and attribute names compiles."""
+    from ptxgen.names import identifier_problem
+
+    assert identifier_problem(name) is None
+    compile(f"def f({name}=1):\n    return {name}\nclass C:\n    {name} = 2\n", "<gen>", "exec")
+
+
+def test_python_hard_keywords_are_refused() -> None:
+    from ptxgen.names import identifier_problem
+
+    assert identifier_problem("lambda") == "'lambda' is a Python keyword"
