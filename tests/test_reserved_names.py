@@ -398,9 +398,9 @@ def test_validate_refuses_instruction_ids_whose_generated_names_clash(
 
 @pytest.mark.parametrize("name", ["type", "match"])
 def test_python_soft_keywords_are_valid_names(name: str) -> None:
-    """Soft keywords are identifiers in every Python (``case`` is refused as a C++ keyword) (``type`` became one in 3.12, and
-    ldmatrix's ``type`` qualifier must validate there too); the generated Python using
-    them as parameter and attribute names compiles."""
+    """Soft keywords are identifiers in every Python (``type`` became one in 3.12, and
+    ldmatrix's ``type`` qualifier must validate there too; ``case`` is refused as a C++
+    keyword); the generated Python using them as parameter and attribute names compiles."""
     from ptxgen.names import identifier_problem
 
     assert identifier_problem(name) is None
