@@ -9,6 +9,8 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   a gating reason (a version, a target or an architecture);
 * one full assembly with code generation (``-arch=sm_XX``) per target, at the
   newest version, of every form supported there;
+* forms of a PTX ISA version newer than the assembler knows (a 9.4 qualifier
+  for ptxas 13.0, "Unknown modifier") must be refused, for any reason;
 * near misses (valid forms with one qualifier or operand changed so that the
   spec calls them invalid) must be refused on every target at the newest
   version.
@@ -162,6 +164,11 @@ def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str
     return False
 
 
+def _beyond(asm: Assembler, since: str | None) -> bool:
+    """The form needs a PTX ISA version that the assembler does not know."""
+    return since is not None and not asm.knows(since)
+
+
 def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
                full_codegen: bool = False) -> Report:
     """Check every (target, version) of the spec that ``asm`` knows; see the module doc."""
@@ -178,7 +185,13 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         t = targets.get(target)
         ok = [kernels[f.key] for f in forms if support[f.key].supported(targets, target, version)]
         bad = [kernels[f.key] for f in forms
-               if not support[f.key].supported(targets, target, version)]
+               if not support[f.key].supported(targets, target, version)
+               and not _beyond(asm, support[f.key].since)]
+        # forms of a PTX ISA version newer than the assembler knows (a 9.4 qualifier for
+        # ptxas 13.0): it cannot name the version, so any refusal will do
+        newer = [kernels[f.key] for f in forms
+                 if not support[f.key].supported(targets, target, version)
+                 and _beyond(asm, support[f.key].since)]
         pair = f"{target}@{version}"
         report.pairs.append((target, version))
         codegen = full_codegen or version == newest or (
@@ -189,7 +202,10 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
                       (asm, target, version, arch, ok)))
         tasks.append((len(bad) // 4, pair, _check_refused,
                       (asm, target, version, verify_arch(t.ptxas_arch), bad)))
-        report.kernels += len(ok) + len(bad)
+        if newer:
+            tasks.append((len(newer) // 4, pair, _check_refused,
+                          (asm, target, version, verify_arch(t.ptxas_arch), newer, False)))
+        report.kernels += len(ok) + len(bad) + len(newer)
     probes = []
     for ins in iset.instructions:
         for _key, kernel, problems in near_misses(ins):
