@@ -2588,7 +2588,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "type", "text": ".{}", "values": ["b32"]},
                     ],
                     "operands": [
-                        {"name": "taddr", "kind": "register", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "register",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {"name": "ncols", "kind": "register", "type": "b32"},
                     ],
                     "gates": [
@@ -2696,7 +2701,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             },
                         },
-                        {"name": "taddr", "kind": "address", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {
                             "name": "imm_half_splitoff",
                             "kind": "immediate",
@@ -2773,7 +2783,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "default": "b32",
                             },
                         },
-                        {"name": "taddr", "kind": "address", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {
                             "name": "imm_half_splitoff",
                             "kind": "immediate",
@@ -2846,7 +2861,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                         {"name": "redval", "kind": "register", "io": "out", "type": "f32"},
-                        {"name": "taddr", "kind": "address", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                     ],
                     "gates": [
                         {
@@ -2878,7 +2898,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "type", "text": ".{}", "values": ["b32"]},
                     ],
                     "operands": [
-                        {"name": "taddr", "kind": "address", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {
                             "name": "imm_half_splitoff",
                             "kind": "immediate",
@@ -3030,7 +3055,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "operands": [
-                        {"name": "taddr", "kind": "address", "type": "b32"},
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {
                             "name": "s_desc",
                             "kind": "register",
@@ -3077,7 +3107,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {"name": "direction", "text": ".{}", "values": ["down"]},
                     ],
-                    "operands": [{"name": "taddr", "kind": "address", "type": "b32"}],
+                    "operands": [
+                        {
+                            "name": "taddr",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
+                    ],
                     "gates": [
                         {
                             "id": "tcgen05",
@@ -3089,6 +3126,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "shift-arch-specific",
                             "when": {},
                             "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
+                        },
+                    ],
+                    "descriptor_rules": [
+                        {
+                            "id": "shift-lane-aligned",
+                            "operand": "taddr",
+                            "when": {},
+                            "require": {"lane": [0, 32, 64, 96]},
+                            "message": (
+                                "the lane of tcgen05.shift's taddr must be aligned to 32 (0, "
+                                "32, 64 or 96 of the 128 lanes)"
+                            ),
                         },
                     ],
                     "wrappers": [{"name": "tcgen05_shift", "when": {"direction": "down"}}],
@@ -4365,7 +4414,7 @@ def tcgen05_ld(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         r: destination registers (Table 49).
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
 
@@ -4412,7 +4461,7 @@ def tcgen05_ld_red(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         r: destination registers.
         redval: the reduction of each lane's loaded values.
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
 
@@ -4468,7 +4517,7 @@ def tcgen05_ld_red_spcompress(
         mdata: the 2:4 metadata (2 bits per kept value).
         cdata: the kept (compressed) values, half of num.
         redval: the reduction of each lane's loaded values.
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -4514,7 +4563,7 @@ def tcgen05_st(
         type: one of b32. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         r: source registers (Table 50).
@@ -4603,7 +4652,7 @@ def tcgen05_cp(
             16 6-bit (or 4-bit) elements with 32 (64) bits of padding into 16 8-bit elements
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
         s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
@@ -4634,7 +4683,7 @@ def tcgen05_shift(
         direction: one of down. fixed text (.down is mandatory and the only direction)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column).
+        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """

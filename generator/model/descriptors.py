@@ -79,6 +79,7 @@ class Provenance:
     table: str
     caption: str
     seeds: tuple[str, ...]
+    document: str = ""  # the PTX ISA text (section, URL) when no seed holds the table
 
 
 @dataclass(frozen=True)
@@ -497,7 +498,8 @@ class Descriptor:
 # ---------------------------------------------------------------------------
 
 def _prov(p: dict[str, Any]) -> Provenance:
-    return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]))
+    return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]),
+                      str(p.get("document", "")))
 
 
 def _doc(d: dict[str, Any]) -> DocStyle:

@@ -112,7 +112,8 @@ def table_view(t: Table) -> dict[str, Any]:
         "caption": escape.md_text(f"Table {prov.table}: {prov.caption}" if str(prov.table).isdigit()
                                   else f"{prov.table}: {prov.caption}"),
         "source": escape.md_text(f"PTX ISA {prov.section}; transcribed from seed(s) "
-                                 + ", ".join(prov.seeds)),
+                                 + ", ".join(prov.seeds) if prov.seeds else
+                                 f"PTX ISA {prov.section}; transcribed from {prov.document}"),
         "header": [escape.md_cell(h) for h in header],
         "rows": rows,
     }
@@ -216,7 +217,8 @@ def descriptor_view(d: Descriptor) -> dict[str, Any]:
         "swizzle": swizzle_view(d.layouts[0]),
         "zcm": (zcm_view(d.layouts[0], d.layouts[0].zero_column_mask)
                 if d.layouts[0].zero_column_mask else None),
-        "notes": [{"id": n.id, "seeds": ", ".join(n.seeds), "text": escape.md_text(n.text),
+        "notes": [{"id": n.id, "seeds": ", ".join(n.seeds) or "none",
+                   "text": escape.md_text(n.text),
                    "where": f"{n.source.file}:{n.source.line}"} for n in d.notes],
     }
 

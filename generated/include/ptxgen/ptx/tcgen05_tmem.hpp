@@ -1458,7 +1458,7 @@ struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 128, true> {
  *   PtxgenPack: pack (true / false). pack two 16-bit elements of adjacent columns into one 32-bit register
  * Operands:
  *   r: destination registers (Table 49)
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
@@ -1648,7 +1648,7 @@ struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 128, true> {
  *   PtxgenPack: pack (true / false). pack two 16-bit elements of adjacent columns into one 32-bit register
  * Operands:
  *   r: destination registers (Table 49)
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2457,7 +2457,7 @@ struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
@@ -3263,7 +3263,7 @@ struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -3749,7 +3749,7 @@ struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::m
  *   mdata: the 2:4 metadata (2 bits per kept value)
  *   cdata: the kept (compressed) values, half of num
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
@@ -4315,7 +4315,7 @@ struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 128, true> {
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenUnpack: unpack (true / false).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  *   r: source registers (Table 50)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -4505,7 +4505,7 @@ struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 128, true> {
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenUnpack: unpack (true / false).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  *   r: source registers (Table 50)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -4935,7 +4935,7 @@ struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicas
  *   PtxgenMulticast: multicast (none, warpx2::02_13, warpx2::01_23, warpx4). copy to warp pairs 0/2 and 1/3, warp pairs 0/1 and 2/3 (each receiving half), or to all four warps
  *   PtxgenDstSrcFmt: dst_src_fmt (none, b8x16.b6x16_p32, b8x16.b4x16_p64). decompress 16 6-bit (or 4-bit) elements with 32 (64) bits of padding into 16 8-bit elements
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  *   s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -4994,7 +4994,7 @@ struct tcgen05_shift_forms0<2> {
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column)
+ *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
