@@ -64,6 +64,18 @@ def test_sparse_gemm_hand_written_ptx_is_in_the_shim_only() -> None:
     assert len(asms) == len(functions) - 1  # smem_u32 is plain CUDA
 
 
+def test_dense_gemm_hand_written_ptx_is_in_the_shim_only() -> None:
+    """examples/wgmma_gemm writes no asm itself either: TMA loads and stores, mbarriers,
+    cluster barriers, named barriers and setmaxnreg come from the shim, the wgmma, its
+    fence / commit / wait and the descriptors from ptxgen."""
+    src = (ROOT / "examples" / "wgmma_gemm" / "gemm.cu").read_text()
+    code = re.sub(r"//[^\n]*", "", src)
+    assert not re.search(r"\basm\b", code)
+    for name in ("wgmma_mma_async<", "wgmma_fence()", "wgmma_commit_group()",
+                 "wgmma_wait_group(", "ptxgen::WgmmaDesc", "shim::"):
+        assert name in code, name
+
+
 def test_sparse_wgmma_forms_are_the_ptx_isas() -> None:
     """The sparse wgmma forms that tests/gpu/test_wgmma_sp.py runs (read from the generated
     header) are the PTX ISA's 528, each with A from a descriptor and from registers."""

@@ -4,7 +4,7 @@
 // Everything that touches the tensor cores (wgmma, its fence / commit / wait and the matrix
 // descriptors) already comes from ptxgen (generated/include/ptxgen).
 //
-// Used by examples/sparse_gemm/gemm_sp.cu. sm_90 and later (sm_90a for setmaxnreg); the
+// Used by examples/sparse_gemm/gemm_sp.cu and examples/wgmma_gemm/gemm.cu. sm_90 and later (sm_90a for setmaxnreg); the
 // cluster forms need a kernel launched with a cluster dimension.
 #pragma once
 
@@ -125,6 +125,45 @@ __device__ __forceinline__ void barrier_cluster_arrive_release() {
 // barrier.cluster.wait.acquire.aligned;
 __device__ __forceinline__ void barrier_cluster_wait_acquire() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {c0, c1}], [src];
+// (src: the box in shared memory, laid out as the tensor map's swizzle says)
+__device__ __forceinline__ void cp_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map,
+                                                                        int c0, int c1,
+                                                                        const void* src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];"
+      ::"l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(src))
+      : "memory");
+}
+
+// cp.async.bulk.commit_group;
+__device__ __forceinline__ void cp_async_bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// cp.async.bulk.wait_group.read N;  (the source reads of all but the newest N bulk groups done)
+template <int N>
+__device__ __forceinline__ void cp_async_bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// cp.async.bulk.wait_group N;  (all but the newest N bulk groups complete)
+template <int N>
+__device__ __forceinline__ void cp_async_bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// fence.proxy.async.shared::cta;  (generic-proxy shared-memory writes before this are seen by
+// later async-proxy operations, such as a bulk copy reading them)
+__device__ __forceinline__ void fence_proxy_async_shared_cta() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// barrier.sync.aligned id, count;  (a named barrier of count threads, whole warps)
+__device__ __forceinline__ void barrier_sync_aligned(std::uint32_t id, std::uint32_t count) {
+  asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
 // setmaxnreg.inc.sync.aligned.u32 R;

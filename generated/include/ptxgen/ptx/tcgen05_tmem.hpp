@@ -615,55 +615,19 @@ struct tcgen05_st_r_length {
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_alloc, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs>
-struct tcgen05_alloc_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_alloc_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_alloc_forms0<1, tcgen05_alloc_ss::none> {
-    // tcgen05.alloc.cta_group::1.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_forms0<1, tcgen05_alloc_ss::shared_cta> {
-    // tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_forms0<2, tcgen05_alloc_ss::none> {
-    // tcgen05.alloc.cta_group::2.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_forms0<2, tcgen05_alloc_ss::shared_cta> {
-    // tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "r"(ncols) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.alloc`: allocate Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -682,60 +646,33 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     detail::reg_t<detail::tcgen05_alloc_type_dst(false, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
     std::uint32_t ncols
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_alloc_forms0<PtxgenCtaGroup, PtxgenSs>::run(dst, ncols);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_alloc_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_alloc_forms0<ptxgen_form>(dst, ncols));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_alloc_exclusive, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs>
-struct tcgen05_alloc_exclusive_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_alloc_exclusive_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_alloc_exclusive_forms0<1, tcgen05_alloc_ss::none> {
-    // tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_exclusive_forms0<1, tcgen05_alloc_ss::shared_cta> {
-    // tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_exclusive_forms0<2, tcgen05_alloc_ss::none> {
-    // tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_alloc_exclusive_forms0<2, tcgen05_alloc_ss::shared_cta> {
-    // tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "r"(ncols) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.alloc`: allocate Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -754,42 +691,33 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     detail::reg_t<detail::tcgen05_alloc_type_dst(true, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
     std::uint32_t ncols
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_alloc_exclusive_forms0<PtxgenCtaGroup, PtxgenSs>::run(dst, ncols);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+                         detail::tcgen05_alloc_exclusive_forms0<ptxgen_form>(dst, ncols));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_dealloc, one specialization each.
-template <int PtxgenCtaGroup>
-struct tcgen05_dealloc_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_dealloc_forms0_table[] = {
+    0, 256,
 };
-template <>
-struct tcgen05_dealloc_forms0<1> {
-    // tcgen05.dealloc.cta_group::1.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_dealloc_forms0<2> {
-    // tcgen05.dealloc.cta_group::2.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.dealloc`: free Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -807,42 +735,33 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     std::uint32_t taddr,
     std::uint32_t ncols
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_dealloc_forms0<PtxgenCtaGroup>::run(taddr, ncols);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_dealloc_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_dealloc_forms0<ptxgen_form>(taddr, ncols));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_dealloc_exclusive, one specialization each.
-template <int PtxgenCtaGroup>
-struct tcgen05_dealloc_exclusive_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_dealloc_exclusive_forms0_table[] = {
+    0, 256,
 };
-template <>
-struct tcgen05_dealloc_exclusive_forms0<1> {
-    // tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory"));
-    }
-};
-template <>
-struct tcgen05_dealloc_exclusive_forms0<2> {
-    // tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 ncols) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.dealloc`: free Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -860,40 +779,33 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     std::uint32_t taddr,
     std::uint32_t ncols
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_dealloc_exclusive_forms0<PtxgenCtaGroup>::run(taddr, ncols);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+                         detail::tcgen05_dealloc_exclusive_forms0<ptxgen_form>(taddr, ncols));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_relinquish_alloc_permit, one specialization each.
-template <int PtxgenCtaGroup>
-struct tcgen05_relinquish_alloc_permit_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.relinquish_alloc_permit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of tcgen05_relinquish_alloc_permit: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_relinquish_alloc_permit_forms0_table[] = {
+    0, 256,
 };
-template <>
-struct tcgen05_relinquish_alloc_permit_forms0<1> {
-    // tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct tcgen05_relinquish_alloc_permit_forms0<2> {
-    // tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.relinquish_alloc_permit`: give up the right to allocate Tensor Memory (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -907,546 +819,40 @@ struct tcgen05_relinquish_alloc_permit_forms0<2> {
 template <int PtxgenCtaGroup>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit(
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.relinquish_alloc_permit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_relinquish_alloc_permit_forms0<PtxgenCtaGroup>::run();
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.relinquish_alloc_permit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_form>());
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_ld, one specialization each.
-template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack>
-struct tcgen05_ld_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 58 forms of tcgen05_ld: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_ld_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+    6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
+    8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
+    10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
+    13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
+    15872, 16128,
 };
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 1, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x1.b32 " "{%0}, [%1];" : "=r"(r[0]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 1, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.b32 " "{%0}, [%1];" : "=r"(r[0]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 2, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x2.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 2, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x2.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x2.pack::16b.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 4, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x4.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 4, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x4.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x4.pack::16b.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 8, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x8.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 8, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x8.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x8.pack::16b.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 16, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x16.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 16, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x16.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x16.pack::16b.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 32, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x32.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 32, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x32.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x32.pack::16b.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 64, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x64.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 64, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x64.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x64.pack::16b.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 128, false> {
-    // tcgen05.ld.sync.aligned.16x64b.x128.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x128.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x64b, 128, true> {
-    // tcgen05.ld.sync.aligned.16x64b.x128.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x64b.x128.pack::16b.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 1, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x1.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 1, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x1.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x1.pack::16b.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 2, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x2.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 2, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x2.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x2.pack::16b.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 4, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x4.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 4, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x4.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x4.pack::16b.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 8, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x8.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 8, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x8.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x8.pack::16b.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 16, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x16.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 16, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x16.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x16.pack::16b.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 32, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x32.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 32, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x32.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x32.pack::16b.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 64, false> {
-    // tcgen05.ld.sync.aligned.16x128b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x64.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x128b, 64, true> {
-    // tcgen05.ld.sync.aligned.16x128b.x64.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x128b.x64.pack::16b.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 1, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x1.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 1, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x1.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x1.pack::16b.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 2, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x2.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 2, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x2.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x2.pack::16b.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 4, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x4.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 4, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x4.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x4.pack::16b.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 8, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x8.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 8, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x8.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x8.pack::16b.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 16, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x16.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 16, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x16.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x16.pack::16b.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 32, false> {
-    // tcgen05.ld.sync.aligned.16x256b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x32.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_16x256b, 32, true> {
-    // tcgen05.ld.sync.aligned.16x256b.x32.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x256b.x32.pack::16b.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 1, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 " "{%0}, [%1];" : "=r"(r[0]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 1, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32 " "{%0}, [%1];" : "=r"(r[0]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 2, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x2.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 2, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x2.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x2.pack::16b.b32 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 4, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x4.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 4, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x4.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x4.pack::16b.b32 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 8, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 8, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x8.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.pack::16b.b32 " "" PTXGEN_PTX_V0_8 ", [%8];" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 16, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x16.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 16, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32 " "" PTXGEN_PTX_V0_16 ", [%16];" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 32, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 32, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x32.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.pack::16b.b32 " "" PTXGEN_PTX_V0_32 ", [%32];" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 64, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x64.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 64, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x64.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x64.pack::16b.b32 " "" PTXGEN_PTX_V0_64 ", [%64];" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 128, false> {
-    // tcgen05.ld.sync.aligned.32x32b.x128.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x128.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms0<tcgen05_ld_shape::shape_32x32b, 128, true> {
-    // tcgen05.ld.sync.aligned.32x32b.x128.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.32x32b.x128.pack::16b.b32 " "" PTXGEN_PTX_V0_128 ", [%128];" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.ld.sync.aligned`: warp-collective asynchronous load from Tensor Memory into registers (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -1466,6 +872,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     PtxgenElem0 (&r)[PtxgenLength0],
     std::uint32_t taddr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -1477,166 +884,31 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_ld_forms0<PtxgenShape, PtxgenNum, PtxgenPack>::run(r, taddr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_ld_forms0<ptxgen_form>(r, taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_ld, one specialization each.
-template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack>
-struct tcgen05_ld_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of tcgen05_ld: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_ld_forms1_table[] = {
+    16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
+    18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 1, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x1.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x1.b32 " "{%0}, [%1], %2;" : "=r"(r[0]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 1, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x1.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x1.pack::16b.b32 " "{%0}, [%1], %2;" : "=r"(r[0]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 2, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x2.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x2.b32 " "{%0, %1}, [%2], %3;" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 2, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32 " "{%0, %1}, [%2], %3;" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 4, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x4.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x4.b32 " "{%0, %1, %2, %3}, [%4], %5;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 4, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x4.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x4.pack::16b.b32 " "{%0, %1, %2, %3}, [%4], %5;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 8, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x8.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x8.b32 " "" PTXGEN_PTX_V0_8 ", [%8], %9;" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 8, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x8.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x8.pack::16b.b32 " "" PTXGEN_PTX_V0_8 ", [%8], %9;" : PTXGEN_PTX_OPS8("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 16, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x16.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x16.b32 " "" PTXGEN_PTX_V0_16 ", [%16], %17;" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 16, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x16.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x16.pack::16b.b32 " "" PTXGEN_PTX_V0_16 ", [%16], %17;" : PTXGEN_PTX_OPS16("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 32, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x32.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x32.b32 " "" PTXGEN_PTX_V0_32 ", [%32], %33;" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 32, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x32.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x32.pack::16b.b32 " "" PTXGEN_PTX_V0_32 ", [%32], %33;" : PTXGEN_PTX_OPS32("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 64, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x64.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x64.b32 " "" PTXGEN_PTX_V0_64 ", [%64], %65;" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 64, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x64.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x64.pack::16b.b32 " "" PTXGEN_PTX_V0_64 ", [%64], %65;" : PTXGEN_PTX_OPS64("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 128, false> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x128.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x128.b32 " "" PTXGEN_PTX_V0_128 ", [%128], %129;" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_forms1<tcgen05_ld_shape::shape_16x32bx2, 128, true> {
-    // tcgen05.ld.sync.aligned.16x32bx2.x128.pack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1 taddr, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x128.pack::16b.b32 " "" PTXGEN_PTX_V0_128 ", [%128], %129;" : PTXGEN_PTX_OPS128("=r", r) : "r"(taddr), "n"(PtxgenT2::value) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.ld.sync.aligned`: warp-collective asynchronous load from Tensor Memory into registers (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -1658,6 +930,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     std::uint32_t taddr,
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -1671,778 +944,40 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_ld_forms1<PtxgenShape, PtxgenNum, PtxgenPack>::run(r, taddr, imm_half_splitoff);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_ld_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(r, taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_ld_red, one specialization each.
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs, bool PtxgenNan>
-struct tcgen05_ld_red_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32 " "{%0, %1}, %2, [%3];" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.s32 " "{%0, %1}, %2, [%3];" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.NaN.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.NaN.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.u32 " "{%0, %1}, %2, [%3];" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.s32 " "{%0, %1}, %2, [%3];" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.NaN.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.NaN.f32 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.u32 " "{%0, %1, %2, %3}, %4, [%5];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.s32 " "{%0, %1, %2, %3}, %4, [%5];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.u32 " "{%0, %1, %2, %3}, %4, [%5];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.s32 " "{%0, %1, %2, %3}, %4, [%5];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.u32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.s32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.u32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.s32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9];" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.u32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.s32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.u32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.s32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17];" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.u32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.s32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.u32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.s32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33];" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.u32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.s32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.u32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.s32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65];" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.u32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.s32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.u32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.s32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms0<tcgen05_ld_red_shape::shape_32x32b, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129];" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
+// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_ld_red_forms0_table[] = {
+    6144, 6400, 6656, 6912, 7168, 8192, 9216, 9472,
+    9728, 9984, 10240, 11264, 12288, 12544, 12800, 13056,
+    13312, 14336, 15360, 15616, 15872, 16128, 16384, 17408,
+    18432, 18688, 18944, 19200, 19456, 20480, 21504, 21760,
+    22016, 22272, 22528, 23552, 24576, 24832, 25088, 25344,
+    25600, 26624, 27648, 27904, 28160, 28416, 28672, 29696,
+    30720, 30976, 31232, 31488, 31744, 32768, 33792, 34048,
+    34304, 34560, 34816, 35840, 36864, 37120, 37376, 37632,
+    37888, 38912, 39936, 40192, 40448, 40704, 40960, 41984,
+    43008, 43264, 43520, 43776, 44032, 45056, 46080, 46336,
+    46592, 46848, 47104, 48128,
+};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.ld.red.sync.aligned`: warp-collective asynchronous load from Tensor Memory with a min/max reduction across the loaded columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -2466,6 +1001,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
     detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>& redval,
     std::uint32_t taddr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
     static_assert(((!((PtxgenNum == 1)))),
@@ -2477,778 +1013,40 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_ld_red_forms0<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>::run(r, redval, taddr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+                         detail::tcgen05_ld_red_forms0<ptxgen_form>(r, redval, taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_ld_red, one specialization each.
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs, bool PtxgenNan>
-struct tcgen05_ld_red_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.u32 " "{%0, %1}, %2, [%3], %4;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.s32 " "{%0, %1}, %2, [%3], %4;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.NaN.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.NaN.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.u32 " "{%0, %1}, %2, [%3], %4;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.s32 " "{%0, %1}, %2, [%3], %4;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.NaN.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 2, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.NaN.f32 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.u32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.s32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.u32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.s32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 4, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.NaN.f32 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.u32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.s32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.u32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.s32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 8, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_8 ", %8, [%9], %10;" : PTXGEN_PTX_OPS8("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.u32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.s32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.u32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.s32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 16, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_16 ", %16, [%17], %18;" : PTXGEN_PTX_OPS16("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.u32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.s32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.u32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.s32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 32, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_32 ", %32, [%33], %34;" : PTXGEN_PTX_OPS32("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.u32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.s32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.u32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.s32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 64, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_64 ", %64, [%65], %66;" : PTXGEN_PTX_OPS64("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.u32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.s32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::min, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::u32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.u32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::s32, false, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.s32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=r", r), "=r"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, false, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, false> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_forms1<tcgen05_ld_red_shape::shape_16x32bx2, 128, tcgen05_ld_red_red_op::max, tcgen05_ld_red_type::f32, true, true> {
-    // tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.NaN.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& r, PtxgenT1& redval, PtxgenT2 taddr, PtxgenT3) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         asm volatile("tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.NaN.f32 " "" PTXGEN_PTX_V0_128 ", %128, [%129], %130;" : PTXGEN_PTX_OPS128("=f", r), "=f"(redval) : "r"(taddr), "n"(PtxgenT3::value) : "memory"));
-    }
-};
+// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_ld_red_forms1_table[] = {
+    55296, 55552, 55808, 56064, 56320, 57344, 58368, 58624,
+    58880, 59136, 59392, 60416, 61440, 61696, 61952, 62208,
+    62464, 63488, 64512, 64768, 65024, 65280, 65536, 66560,
+    67584, 67840, 68096, 68352, 68608, 69632, 70656, 70912,
+    71168, 71424, 71680, 72704, 73728, 73984, 74240, 74496,
+    74752, 75776, 76800, 77056, 77312, 77568, 77824, 78848,
+    79872, 80128, 80384, 80640, 80896, 81920, 82944, 83200,
+    83456, 83712, 83968, 84992, 86016, 86272, 86528, 86784,
+    87040, 88064, 89088, 89344, 89600, 89856, 90112, 91136,
+    92160, 92416, 92672, 92928, 93184, 94208, 95232, 95488,
+    95744, 96000, 96256, 97280,
+};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.ld.red.sync.aligned`: warp-collective asynchronous load from Tensor Memory with a min/max reduction across the loaded columns (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -3274,6 +1072,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
     std::uint32_t taddr,
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
     static_assert(((!((PtxgenNum == 1)))),
@@ -3287,454 +1086,35 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_ld_red_forms1<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>::run(r, redval, taddr, imm_half_splitoff);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+                         detail::tcgen05_ld_red_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(r, redval, taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_ld_red_spcompress, one specialization each.
-template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs, bool PtxgenNan>
-struct tcgen05_ld_red_spcompress_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenNum>,
-                      "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 48 forms of tcgen05_ld_red_spcompress: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_ld_red_spcompress_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+    10240, 10496, 10752, 11008, 11264, 11520, 11776, 12032,
 };
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.NaN.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.NaN.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.NaN.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<4, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.NaN.f32.b2 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.NaN.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.NaN.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.NaN.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<8, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.NaN.f32.b2 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<16, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_8 ", %9, [%10];" : "=r"(mdata[0]), PTXGEN_PTX_OPS8("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<32, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.NaN.f32.b2 " "{%0}, " PTXGEN_PTX_V1_16 ", %17, [%18];" : "=r"(mdata[0]), PTXGEN_PTX_OPS16("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.NaN.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.NaN.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.NaN.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<64, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.NaN.f32.b2 " "{%0, %1}, " PTXGEN_PTX_V2_32 ", %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), PTXGEN_PTX_OPS32("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::min, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::min, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.NaN.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::min, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::min, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.NaN.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::max, false, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::max, false, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.NaN.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::max, true, false> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_ld_red_spcompress_forms0<128, tcgen05_ld_red_spcompress_red_op::max, true, true> {
-    // tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.NaN.f32.b2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& mdata, PtxgenT1& cdata, PtxgenT2& redval, PtxgenT3 taddr) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.NaN.f32.b2 " "{%0, %1, %2, %3}, " PTXGEN_PTX_V4_64 ", %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), PTXGEN_PTX_OPS64("=f", cdata), "=f"(redval) : "r"(taddr) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.ld.red.spcompress.sync.aligned`: Tensor Memory load with a min/max reduction and 2:4 sparse compression (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -3759,6 +1139,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress(
     float& redval,
     std::uint32_t taddr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: template parameter PtxgenNum (qualifier num) must be 4, 8, 16, 32, 64 or 128");
     static_assert(detail::tcgen05_ld_red_spcompress_mdata_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -3767,544 +1148,37 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress(
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_element_type<detail::reg_or_t<3, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_cdata_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_spcompress_count_cdata(tcgen05_ld_red_spcompress_shape::shape_32x32b, PtxgenNum, PtxgenRedOp, tcgen05_ld_red_spcompress_sparsity::sp_2_4, PtxgenAbs, PtxgenNan, tcgen05_ld_red_spcompress_type::f32, tcgen05_ld_red_spcompress_meta_type::b2));
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_length<ptxgen_cdata_length == 0 ? PtxgenLength1 : ptxgen_cdata_length, PtxgenLength1>::ok);
-    detail::tcgen05_ld_red_spcompress_forms0<PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan>::run(mdata, cdata, redval, taddr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, detail::index_of<4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+                         detail::tcgen05_ld_red_spcompress_forms0<ptxgen_form>(mdata, cdata, redval, taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_st, one specialization each.
-template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack>
-struct tcgen05_st_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 58 forms of tcgen05_st: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_st_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+    6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
+    8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
+    10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
+    13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
+    15872, 16128,
 };
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 1, false> {
-    // tcgen05.st.sync.aligned.16x64b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x1.b32 " "[%0], {%1};" :  : "r"(taddr), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 1, true> {
-    // tcgen05.st.sync.aligned.16x64b.x1.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x1.unpack::16b.b32 " "[%0], {%1};" :  : "r"(taddr), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 2, false> {
-    // tcgen05.st.sync.aligned.16x64b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x2.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 2, true> {
-    // tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 4, false> {
-    // tcgen05.st.sync.aligned.16x64b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x4.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 4, true> {
-    // tcgen05.st.sync.aligned.16x64b.x4.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x4.unpack::16b.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 8, false> {
-    // tcgen05.st.sync.aligned.16x64b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x8.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 8, true> {
-    // tcgen05.st.sync.aligned.16x64b.x8.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x8.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 16, false> {
-    // tcgen05.st.sync.aligned.16x64b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x16.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 16, true> {
-    // tcgen05.st.sync.aligned.16x64b.x16.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x16.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 32, false> {
-    // tcgen05.st.sync.aligned.16x64b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x32.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 32, true> {
-    // tcgen05.st.sync.aligned.16x64b.x32.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x32.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 64, false> {
-    // tcgen05.st.sync.aligned.16x64b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x64.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 64, true> {
-    // tcgen05.st.sync.aligned.16x64b.x64.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x64.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 128, false> {
-    // tcgen05.st.sync.aligned.16x64b.x128.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x128.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x64b, 128, true> {
-    // tcgen05.st.sync.aligned.16x64b.x128.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x64b.x128.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 1, false> {
-    // tcgen05.st.sync.aligned.16x128b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x1.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 1, true> {
-    // tcgen05.st.sync.aligned.16x128b.x1.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x1.unpack::16b.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 2, false> {
-    // tcgen05.st.sync.aligned.16x128b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x2.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 2, true> {
-    // tcgen05.st.sync.aligned.16x128b.x2.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x2.unpack::16b.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 4, false> {
-    // tcgen05.st.sync.aligned.16x128b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x4.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 4, true> {
-    // tcgen05.st.sync.aligned.16x128b.x4.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x4.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 8, false> {
-    // tcgen05.st.sync.aligned.16x128b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x8.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 8, true> {
-    // tcgen05.st.sync.aligned.16x128b.x8.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x8.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 16, false> {
-    // tcgen05.st.sync.aligned.16x128b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x16.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 16, true> {
-    // tcgen05.st.sync.aligned.16x128b.x16.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x16.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 32, false> {
-    // tcgen05.st.sync.aligned.16x128b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x32.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 32, true> {
-    // tcgen05.st.sync.aligned.16x128b.x32.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x32.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 64, false> {
-    // tcgen05.st.sync.aligned.16x128b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x64.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x128b, 64, true> {
-    // tcgen05.st.sync.aligned.16x128b.x64.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x128b.x64.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 1, false> {
-    // tcgen05.st.sync.aligned.16x256b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x1.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 1, true> {
-    // tcgen05.st.sync.aligned.16x256b.x1.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x1.unpack::16b.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 2, false> {
-    // tcgen05.st.sync.aligned.16x256b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x2.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 2, true> {
-    // tcgen05.st.sync.aligned.16x256b.x2.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x2.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 4, false> {
-    // tcgen05.st.sync.aligned.16x256b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x4.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 4, true> {
-    // tcgen05.st.sync.aligned.16x256b.x4.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x4.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 8, false> {
-    // tcgen05.st.sync.aligned.16x256b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x8.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 8, true> {
-    // tcgen05.st.sync.aligned.16x256b.x8.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x8.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 16, false> {
-    // tcgen05.st.sync.aligned.16x256b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x16.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 16, true> {
-    // tcgen05.st.sync.aligned.16x256b.x16.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x16.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 32, false> {
-    // tcgen05.st.sync.aligned.16x256b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x32.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_16x256b, 32, true> {
-    // tcgen05.st.sync.aligned.16x256b.x32.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x256b.x32.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 1, false> {
-    // tcgen05.st.sync.aligned.32x32b.x1.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 " "[%0], {%1};" :  : "r"(taddr), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 1, true> {
-    // tcgen05.st.sync.aligned.32x32b.x1.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x1.unpack::16b.b32 " "[%0], {%1};" :  : "r"(taddr), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 2, false> {
-    // tcgen05.st.sync.aligned.32x32b.x2.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x2.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 2, true> {
-    // tcgen05.st.sync.aligned.32x32b.x2.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x2.unpack::16b.b32 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 4, false> {
-    // tcgen05.st.sync.aligned.32x32b.x4.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x4.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 4, true> {
-    // tcgen05.st.sync.aligned.32x32b.x4.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x4.unpack::16b.b32 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 8, false> {
-    // tcgen05.st.sync.aligned.32x32b.x8.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 8, true> {
-    // tcgen05.st.sync.aligned.32x32b.x8.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x8.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_8 ";" :  : "r"(taddr), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 16, false> {
-    // tcgen05.st.sync.aligned.32x32b.x16.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x16.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 16, true> {
-    // tcgen05.st.sync.aligned.32x32b.x16.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x16.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_16 ";" :  : "r"(taddr), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 32, false> {
-    // tcgen05.st.sync.aligned.32x32b.x32.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x32.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 32, true> {
-    // tcgen05.st.sync.aligned.32x32b.x32.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x32.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_32 ";" :  : "r"(taddr), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 64, false> {
-    // tcgen05.st.sync.aligned.32x32b.x64.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x64.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 64, true> {
-    // tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_64 ";" :  : "r"(taddr), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 128, false> {
-    // tcgen05.st.sync.aligned.32x32b.x128.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x128.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms0<tcgen05_st_shape::shape_32x32b, 128, true> {
-    // tcgen05.st.sync.aligned.32x32b.x128.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.32x32b.x128.unpack::16b.b32 " "[%0], " PTXGEN_PTX_V1_128 ";" :  : "r"(taddr), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.st.sync.aligned`: warp-collective asynchronous store from registers into Tensor Memory (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -4324,6 +1198,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     std::uint32_t taddr,
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -4335,166 +1210,31 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_st_forms0<PtxgenShape, PtxgenNum, PtxgenUnpack>::run(taddr, r);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_st_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_st_forms0<ptxgen_form>(taddr, r));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_st, one specialization each.
-template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack>
-struct tcgen05_st_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of tcgen05_st: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_st_forms1_table[] = {
+    16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
+    18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 1, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x1.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x1.b32 " "[%0], %1, {%2};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 1, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x1.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x1.unpack::16b.b32 " "[%0], %1, {%2};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 2, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x2.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x2.b32 " "[%0], %1, {%2, %3};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 2, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x2.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x2.unpack::16b.b32 " "[%0], %1, {%2, %3};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 4, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x4.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x4.b32 " "[%0], %1, {%2, %3, %4, %5};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 4, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x4.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x4.unpack::16b.b32 " "[%0], %1, {%2, %3, %4, %5};" :  : "r"(taddr), "n"(PtxgenT1::value), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 8, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x8.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x8.b32 " "[%0], %1, " PTXGEN_PTX_V2_8 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 8, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x8.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x8.unpack::16b.b32 " "[%0], %1, " PTXGEN_PTX_V2_8 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS8("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 16, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x16.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x16.b32 " "[%0], %1, " PTXGEN_PTX_V2_16 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 16, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x16.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x16.unpack::16b.b32 " "[%0], %1, " PTXGEN_PTX_V2_16 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS16("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 32, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x32.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x32.b32 " "[%0], %1, " PTXGEN_PTX_V2_32 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 32, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x32.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x32.unpack::16b.b32 " "[%0], %1, " PTXGEN_PTX_V2_32 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS32("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 64, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x64.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x64.b32 " "[%0], %1, " PTXGEN_PTX_V2_64 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 64, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x64.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x64.unpack::16b.b32 " "[%0], %1, " PTXGEN_PTX_V2_64 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS64("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 128, false> {
-    // tcgen05.st.sync.aligned.16x32bx2.x128.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x128.b32 " "[%0], %1, " PTXGEN_PTX_V2_128 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
-template <>
-struct tcgen05_st_forms1<tcgen05_st_shape::shape_16x32bx2, 128, true> {
-    // tcgen05.st.sync.aligned.16x32bx2.x128.unpack::16b.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1, const PtxgenT2& r) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.st.sync.aligned.16x32bx2.x128.unpack::16b.b32 " "[%0], %1, " PTXGEN_PTX_V2_128 ";" :  : "r"(taddr), "n"(PtxgenT1::value), PTXGEN_PTX_OPS128("r", r) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.st.sync.aligned`: warp-collective asynchronous store from registers into Tensor Memory (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -4516,6 +1256,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff,
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -4529,7 +1270,15 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::tcgen05_st_forms1<PtxgenShape, PtxgenNum, PtxgenUnpack>::run(taddr, imm_half_splitoff, r);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_st_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_st_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(taddr, r));
+    }
+#endif
 }
 
 /**
@@ -4541,9 +1290,11 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
  */
 PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
 ) {
+#if defined(__CUDA_ARCH__)
     // tcgen05.wait::ld.sync.aligned
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.wait::ld.sync.aligned" ";" :  :  : "memory"));
+#endif
 }
 
 /**
@@ -4555,9 +1306,11 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
  */
 PTXGEN_PTX_DEVICE void tcgen05_wait_st(
 ) {
+#if defined(__CUDA_ARCH__)
     // tcgen05.wait::st.sync.aligned
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.wait::st.sync.aligned" ";" :  :  : "memory"));
+#endif
 }
 
 /**
@@ -4569,9 +1322,11 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_st(
  */
 PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync(
 ) {
+#if defined(__CUDA_ARCH__)
     // tcgen05.fence::before_thread_sync
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.fence::before_thread_sync" ";" :  :  : "memory"));
+#endif
 }
 
 /**
@@ -4583,348 +1338,30 @@ PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync(
  */
 PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync(
 ) {
+#if defined(__CUDA_ARCH__)
     // tcgen05.fence::after_thread_sync
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.fence::after_thread_sync" ";" :  :  : "memory"));
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_cp, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_cp_shape PtxgenShape, tcgen05_cp_multicast PtxgenMulticast, tcgen05_cp_dst_src_fmt PtxgenDstSrcFmt>
-struct tcgen05_cp_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.cp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 36 forms of tcgen05_cp: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_cp_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 6144, 6400,
+    6656, 9984, 10240, 10496, 10752, 11008, 11264, 14592,
+    14848, 15104, 15360, 15616, 15872, 18432, 18688, 18944,
+    21504, 21760, 22016, 25344, 25600, 25856, 26112, 26368,
+    26624, 29952, 30208, 30464,
 };
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.128x256b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x256b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.4x256b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.4x256b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.4x256b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.4x256b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.4x256b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.4x256b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.128x128b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x128b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.128x128b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x128b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.128x128b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.128x128b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::02_13
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::02_13 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::01_23
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::01_23 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::1.32x128b.warpx4
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<1, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.128x256b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x256b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.128x256b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x256b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.128x256b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x256b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.4x256b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.4x256b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.4x256b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.4x256b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_4x256b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.4x256b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.4x256b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.128x128b
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x128b " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.128x128b.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x128b.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_128x128b, tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.128x128b.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.128x128b.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::02_13
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::02_13 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_02_13, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::01_23
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::01_23 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_64x128b, tcgen05_cp_multicast::warpx2_01_23, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::none> {
-    // tcgen05.cp.cta_group::2.32x128b.warpx4
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::b8x16_b6x16_p32> {
-    // tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b6x16_p32 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
-template <>
-struct tcgen05_cp_forms0<2, tcgen05_cp_shape::shape_32x128b, tcgen05_cp_multicast::warpx4, tcgen05_cp_dst_src_fmt::b8x16_b4x16_p64> {
-    // tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr, PtxgenT1 s_desc) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b4x16_p64 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.cp`: asynchronous copy from shared memory into Tensor Memory (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -4944,6 +1381,7 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
     std::uint32_t taddr,
     std::uint64_t s_desc
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.cp: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenShape == tcgen05_cp_shape::shape_64x128b))) || (((PtxgenMulticast == tcgen05_cp_multicast::warpx2_02_13 || PtxgenMulticast == tcgen05_cp_multicast::warpx2_01_23))),
@@ -4952,40 +1390,30 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
                   "ptxgen: tcgen05.cp: .32x128b needs .warpx4");
     static_assert((!((PtxgenShape != tcgen05_cp_shape::shape_64x128b && PtxgenShape != tcgen05_cp_shape::shape_32x128b))) || (((PtxgenMulticast == tcgen05_cp_multicast::none))),
                   "ptxgen: tcgen05.cp: .128x256b, .4x256b and .128x128b take no multicast qualifier");
-    detail::tcgen05_cp_forms0<PtxgenCtaGroup, PtxgenShape, PtxgenMulticast, PtxgenDstSrcFmt>::run(taddr, s_desc);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 5, static_cast<long long>(PtxgenShape)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenDstSrcFmt));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_cp_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.cp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_cp_forms0<ptxgen_form>(taddr, s_desc));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_shift, one specialization each.
-template <int PtxgenCtaGroup>
-struct tcgen05_shift_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.shift: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of tcgen05_shift: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_shift_forms0_table[] = {
+    0, 256,
 };
-template <>
-struct tcgen05_shift_forms0<1> {
-    // tcgen05.shift.cta_group::1.down
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.shift.cta_group::1.down " "[%0];" :  : "r"(taddr) : "memory"));
-    }
-};
-template <>
-struct tcgen05_shift_forms0<2> {
-    // tcgen05.shift.cta_group::2.down
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 taddr) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.shift.cta_group::2.down " "[%0];" :  : "r"(taddr) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.shift`: asynchronously shift the rows of a Tensor Memory matrix down by one (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5001,60 +1429,33 @@ template <int PtxgenCtaGroup>
 PTXGEN_PTX_DEVICE void tcgen05_shift(
     std::uint32_t taddr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.shift: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_shift_forms0<PtxgenCtaGroup>::run(taddr);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_shift_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.shift: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_shift_forms0<ptxgen_form>(taddr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 " "[%0];" :  : "l"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 " "[%0];" :  : "r"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64 " "[%0];" :  : "l"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 " "[%0];" :  : "r"(mbar) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5071,60 +1472,33 @@ template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::no
 PTXGEN_PTX_DEVICE void tcgen05_commit(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::none, tcgen05_commit_type::b64)> mbar
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_commit_forms0<ptxgen_form>(mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5143,60 +1517,33 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_commit_multicast_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast_16b, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_16b_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast_16b: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_16b_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_16b_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::16b.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::16b.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5215,60 +1562,33 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_16b_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_multicast_16b_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast_32b, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_32b_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast_32b: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_32b_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_32b_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::32b.b64 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::32b.b64 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5287,60 +1607,33 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_32b_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_multicast_32b_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_sync_restrict, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_sync_restrict_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_sync_restrict: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_sync_restrict_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_sync_restrict_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64 " "[%0];" :  : "l"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_sync_restrict_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64 " "[%0];" :  : "r"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_sync_restrict_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64 " "[%0];" :  : "l"(mbar) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_sync_restrict_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64 " "[%0];" :  : "r"(mbar) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5357,60 +1650,33 @@ template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::no
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::none, tcgen05_commit_type::b64)> mbar
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_sync_restrict_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_sync_restrict_forms0<ptxgen_form>(mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast_sync_restrict, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_sync_restrict_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast_sync_restrict: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_sync_restrict_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_sync_restrict_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_sync_restrict_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_sync_restrict_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_sync_restrict_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5429,60 +1695,33 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_sync_restrict_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast_16b_sync_restrict, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_16b_sync_restrict_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast_16b_sync_restrict: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_16b_sync_restrict_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_16b_sync_restrict_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_sync_restrict_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_sync_restrict_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_16b_sync_restrict_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5501,60 +1740,33 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of tcgen05_commit_multicast_32b_sync_restrict, one specialization each.
-template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs>
-struct tcgen05_commit_multicast_32b_sync_restrict_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCtaGroup>,
-                      "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of tcgen05_commit_multicast_32b_sync_restrict: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_commit_multicast_32b_sync_restrict_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct tcgen05_commit_multicast_32b_sync_restrict_forms0<1, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_sync_restrict_forms0<1, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_sync_restrict_forms0<2, tcgen05_commit_ss::none> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct tcgen05_commit_multicast_32b_sync_restrict_forms0<2, tcgen05_commit_ss::shared_cluster> {
-    // tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 mbar, PtxgenT1 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
@@ -5573,9 +1785,18 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<PtxgenCtaGroup, PtxgenSs>::run(mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+    }
+#endif
 }
 
 /**
@@ -5620,5 +1841,10 @@ struct tcgen05_st_operands {
 };
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+#include "tcgen05_tmem.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_TCGEN05_TMEM_HPP
