@@ -3164,7 +3164,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {
-                            "name": "multicast",
+                            "name": "multicast_mode",
                             "text": ".{}",
                             "values": [
                                 "multicast::cluster",
@@ -3185,12 +3185,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "cta_mask",
                             "kind": "register",
                             "type": {
-                                "by": "multicast",
+                                "by": "multicast_mode",
                                 "values": {"multicast::cluster::32b": "b32"},
                                 "default": "b16",
                             },
                             "when": {
-                                "multicast": [
+                                "multicast_mode": [
                                     "multicast::cluster",
                                     "multicast::cluster::16b",
                                     "multicast::cluster::32b",
@@ -3207,12 +3207,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "multicast-16b",
-                            "when": {"multicast": "multicast::cluster::16b"},
+                            "when": {"multicast_mode": "multicast::cluster::16b"},
                             "since": "9.4",
                         },
                         {
                             "id": "multicast-32b",
-                            "when": {"multicast": "multicast::cluster::32b"},
+                            "when": {"multicast_mode": "multicast::cluster::32b"},
                             "since": "9.4",
                             "targets": ["sm_107a", "sm_107f"],
                         },
@@ -3229,7 +3229,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": False,
-                                "multicast": "none",
+                                "multicast_mode": "none",
                                 "type": "b64",
                             },
                         },
@@ -3238,7 +3238,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": False,
-                                "multicast": "multicast::cluster",
+                                "multicast_mode": "multicast::cluster",
                                 "type": "b64",
                             },
                         },
@@ -3247,7 +3247,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": False,
-                                "multicast": "multicast::cluster::16b",
+                                "multicast_mode": "multicast::cluster::16b",
                                 "type": "b64",
                             },
                         },
@@ -3256,7 +3256,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": False,
-                                "multicast": "multicast::cluster::32b",
+                                "multicast_mode": "multicast::cluster::32b",
                                 "type": "b64",
                             },
                         },
@@ -3265,7 +3265,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": True,
-                                "multicast": "none",
+                                "multicast_mode": "none",
                                 "type": "b64",
                             },
                         },
@@ -3274,7 +3274,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": True,
-                                "multicast": "multicast::cluster",
+                                "multicast_mode": "multicast::cluster",
                                 "type": "b64",
                             },
                         },
@@ -3283,7 +3283,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": True,
-                                "multicast": "multicast::cluster::16b",
+                                "multicast_mode": "multicast::cluster::16b",
                                 "type": "b64",
                             },
                         },
@@ -3292,7 +3292,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "completion_mechanism": "mbarrier::arrive::one",
                                 "sync_restrict": True,
-                                "multicast": "multicast::cluster::32b",
+                                "multicast_mode": "multicast::cluster::32b",
                                 "type": "b64",
                             },
                         },
@@ -4699,7 +4699,7 @@ def tcgen05_commit(
     completion_mechanism: str = "mbarrier::arrive::one",
     sync_restrict: bool = False,
     ss: str | None = None,
-    multicast: str | None = None,
+    multicast_mode: str | None = None,
     type: str = "b64",
     cta_mask: str | None = None,
     cta_group: int,
@@ -4720,7 +4720,7 @@ def tcgen05_commit(
             sm_107a / sm_107f) restricts the synchronization to the shared-memory reads of
             the MMA's A operand
         ss: one of shared::cluster (None leaves it out).
-        multicast: one of multicast::cluster, multicast::cluster::16b,
+        multicast_mode: one of multicast::cluster, multicast::cluster::16b,
             multicast::cluster::32b (None leaves it out). signal the mbarriers of the CTAs in
             cta_mask (::16b spells out the 16-bit mask of the plain form; ::32b takes a
             32-bit mask, PTX ISA 9.4)
@@ -4730,7 +4730,7 @@ def tcgen05_commit(
         mbar: the mbarrier object (a 32-bit shared::cluster address with .shared::cluster, a
             generic address without).
         cta_mask: bit i set = signal the mbarrier of the CTA with %cluster_ctarank i (only
-            when multicast = {multicast::cluster, multicast::cluster::16b,
+            when multicast_mode = {multicast::cluster, multicast::cluster::16b,
             multicast::cluster::32b}).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
@@ -4739,7 +4739,7 @@ def tcgen05_commit(
         "completion_mechanism": completion_mechanism,
         "sync_restrict": sync_restrict,
         "ss": ss,
-        "multicast": multicast,
+        "multicast_mode": multicast_mode,
         "type": type,
         "cta_mask": cta_mask,
         "cta_group": cta_group,

@@ -227,9 +227,9 @@ enum class tcgen05_commit_ss : int {
 };
 
 /**
- * tcgen05.commit: qualifier multicast (.{}). signal the mbarriers of the CTAs in cta_mask (::16b spells out the 16-bit mask of the plain form; ::32b takes a 32-bit mask, PTX ISA 9.4)
+ * tcgen05.commit: qualifier multicast_mode (.{}). signal the mbarriers of the CTAs in cta_mask (::16b spells out the 16-bit mask of the plain form; ::32b takes a 32-bit mask, PTX ISA 9.4)
  */
-enum class tcgen05_commit_multicast : int {
+enum class tcgen05_commit_multicast_mode : int {
     none,
     multicast_cluster,
     multicast_cluster_16b,
@@ -527,7 +527,7 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast multicast, [[maybe_unused]] tcgen05_commit_type type) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
     if ((ss == tcgen05_commit_ss::none)) {
         return 5;
     }
@@ -535,8 +535,8 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast multicast, [[maybe_unused]] tcgen05_commit_type type) {
-    if ((multicast == tcgen05_commit_multicast::multicast_cluster_32b)) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
+    if ((multicast_mode == tcgen05_commit_multicast_mode::multicast_cluster_32b)) {
         return 0;
     }
     return 7;
@@ -1460,7 +1460,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar);
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast = none, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast_mode = none, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1470,7 +1470,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar);
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::none, tcgen05_commit_type::b64)> mbar
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1503,7 +1503,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 c
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast = multicast::cluster, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast_mode = multicast::cluster, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1514,8 +1514,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 c
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1548,7 +1548,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, Ptxgen
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast = multicast::cluster::16b, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast_mode = multicast::cluster::16b, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1559,8 +1559,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, Ptxgen
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1593,7 +1593,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, Ptxgen
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = false, multicast_mode = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1604,8 +1604,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, Ptxgen
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1638,7 +1638,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar);
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast = none, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast_mode = none, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1648,7 +1648,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar);
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::none, tcgen05_commit_type::b64)> mbar
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1681,7 +1681,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mb
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast = multicast::cluster, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast_mode = multicast::cluster, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1692,8 +1692,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mb
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1726,7 +1726,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast = multicast::cluster::16b, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast_mode = multicast::cluster::16b, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1737,8 +1737,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
@@ -1771,7 +1771,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA
 /**
  * `tcgen05.commit`: make an mbarrier track the completion of this thread's prior asynchronous tcgen05 operations (spec: spec/instructions/tcgen05_tmem.yaml).
  *
- * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: completion_mechanism = mbarrier::arrive::one, sync_restrict = true, multicast_mode = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  *   PtxgenSs: ss (none, shared::cluster).
@@ -1782,8 +1782,8 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA
  */
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
-    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
+    detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
+    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
