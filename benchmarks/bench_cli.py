@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -49,21 +50,36 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 COPIES = 10  # the synthetic spec has this many times the forms of spec/
 
 
+#: Median CPU time (user + system) of each command of the last :func:`wall` calls: on a
+#: shared machine the wall time grows with the load, the CPU time much less.
+CPU: dict[str, float] = {}
+
+
 def wall(cmds: Mapping[str, list[str]], runs: int, cwd: Path) -> dict[str, float]:
     """Median wall time of each command; the commands are run interleaved, round after
-    round, so that drifting machine load affects them alike."""
+    round, so that drifting machine load affects them alike. Their CPU times go to
+    :data:`CPU`."""
+    def run(cmd: list[str]) -> None:
+        # diff exits 1 when the versions differ: that is its answer, not a failure
+        res = subprocess.run(cmd, cwd=cwd, check=False, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=ENV)
+        if res.returncode not in (0, 1):
+            sys.exit(f"{' '.join(cmd)}: exit {res.returncode}\n{res.stderr.decode()}")
+
     for cmd in cmds.values():  # warm-up (byte-code caches, jinja cache)
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, env=ENV)
+        run(cmd)
     times: dict[str, list[float]] = {name: [] for name in cmds}
+    cpu: dict[str, list[float]] = {name: [] for name in cmds}
     for _ in range(runs):
         for name, cmd in cmds.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            # diff exits 1 when the versions differ: that is its answer, not a failure
-            res = subprocess.run(cmd, cwd=cwd, check=False, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, env=ENV)
+            run(cmd)
             times[name].append(time.perf_counter() - start)
-            if res.returncode not in (0, 1):
-                sys.exit(f"{' '.join(cmd)}: exit {res.returncode}\n{res.stderr.decode()}")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime
+                             - before.ru_stime)
+    CPU.update({name: statistics.median(t) for name, t in cpu.items()})
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -171,14 +187,19 @@ def main() -> None:
                  "diff --ptx-isa 8.6 9.0": 1.0, "check": 0.3}
         report["figures"] = [
             {"figure": name, "median_s": round(res[name], 4), "goal_s": goal,
-             "ok": res[name] <= goal} for name, goal in goals.items()]
+             "ok": res[name] <= goal, "cpu_s": round(CPU[name], 4)}
+            for name, goal in goals.items()]
         report["scaling"] = {
             "forms_1x": forms_1, f"forms_{COPIES}x": forms_n,
             "generate_1x_s": round(t1, 4), f"generate_{COPIES}x_s": round(tn, 4),
             "ratio": round(tn / t1, 2), "goal_ratio": float(COPIES),
             "ok": tn / t1 <= COPIES,
             "per_form_us": round((tn - t1) / (forms_n - forms_1) * 1e6, 1),
-            "fixed_s": round(t1 - (tn - t1) / (forms_n - forms_1) * forms_1, 4)}
+            "fixed_s": round(t1 - (tn - t1) / (forms_n - forms_1) * forms_1, 4),
+            "cpu_1x_s": round(CPU["generate 1x"], 4),
+            f"cpu_{COPIES}x_s": round(CPU[f"generate {COPIES}x"], 4),
+            "cpu_per_form_us": round((CPU[f"generate {COPIES}x"] - CPU["generate 1x"])
+                                     / (forms_n - forms_1) * 1e6, 1)}
         if args.only == "all":
             res.update(_issue4(ptxgen, tmp, root, args.runs))
             base = res["python -c pass"]
@@ -194,15 +215,17 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     print(f"load average {report['load_average']}, medians of {args.runs} interleaved runs")
-    print(f"{'figure':28} {'median':>8} {'goal':>8}")
+    print(f"{'figure':28} {'median':>8} {'goal':>8}      {'cpu':>7}")
     for f in report["figures"]:
         print(f"{f['figure']:28} {f['median_s']:7.3f}s {f['goal_s']:7.2f}s "
-              f"{'ok' if f['ok'] else 'OVER'}")
+              f"{'ok  ' if f['ok'] else 'OVER'} {f['cpu_s']:7.3f}s")
     s = report["scaling"]
     print(f"{'generate ' + str(COPIES) + 'x forms':28} {s['ratio']:7.2f}x {COPIES:7.2f}x "
-          f"{'ok' if s['ok'] else 'OVER'}  ({s['forms_1x']} -> {s[f'forms_{COPIES}x']} forms: "
-          f"{s['generate_1x_s']:.3f} s -> {s[f'generate_{COPIES}x_s']:.3f} s; "
-          f"{s['per_form_us']} us per form + {s['fixed_s']:.3f} s fixed)")
+          f"{'ok  ' if s['ok'] else 'OVER'}  ({s['forms_1x']} -> {s[f'forms_{COPIES}x']} "
+          f"forms: {s['generate_1x_s']:.3f} s -> {s[f'generate_{COPIES}x_s']:.3f} s; "
+          f"{s['per_form_us']} us per form + {s['fixed_s']:.3f} s fixed; cpu "
+          f"{s['cpu_1x_s']:.3f} s -> {s[f'cpu_{COPIES}x_s']:.3f} s, "
+          f"{s['cpu_per_form_us']} us per form)")
     for k, v in report.get("issue4", {}).items():
         print(f"{k:28} {v}")
 

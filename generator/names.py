@@ -73,7 +73,10 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
             word_type word_bits reserved_mask fixed_mask fixed_value descriptor_name kind_name
             field_name validate encode encode_unchecked encode_checked decode decode_unchecked
             decode_checked check_word check_word_ masks masks_checked masks_ check names d v w
+            variant_name variant_targets since_ptx_isa
             """.split()},
+        "later": ("python", "the parameter of a baseline descriptor constructor that "
+                            "collects the fields of a newer layout (to refuse them by name)"),
         **{n: ("python, c++", "a member of the generated descriptor classes and structs")
            for n in ("encode", "decode", "masks")},
         **{n: ("c++", "a member of Field, the field ids of the descriptor structs")
@@ -96,6 +99,8 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
         **{n: ("python", "a name the generated descriptor modules import")
            for n in ("IntEnum", "ClassVar", "FieldSpec", "ShapeTable", "DescriptorError")},
         "DESCRIPTORS": ("python", "the registry of the package ptxgen.isa"),
+        "VARIANTS": ("python", "the registry of layout variants of the package ptxgen.isa"),
+        "UnavailableError": ("python", "a name the generated descriptor modules import"),
         **{n: ("c++", "a type of namespace ptxgen (include/ptxgen/core.hpp)")
            for n in ("Errc", "Status", "Result")},
         "ZeroColumnMasks": ("c++", "the result type of ZeroColumnMaskDesc::masks"),

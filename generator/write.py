@@ -236,8 +236,8 @@ def _exchange(a: Path, b: Path) -> bool:
 def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path] = (),
                cwd: Path | None = None) -> None:
     """Replace ``out_dir`` by exactly ``files`` (see the module docstring)."""
+    check_output(out_dir, protect=protect, cwd=cwd)  # a refusal touches nothing, debris too
     clean_debris(out_dir.absolute())
-    check_output(out_dir, protect=protect, cwd=cwd)
     out_dir = out_dir.resolve()
     parent = out_dir.parent
     created: list[Path] = []

@@ -15,7 +15,7 @@ form is supported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -2006,6 +2006,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "mxf8f6f4",
                                 "mxf4",
                                 "mxf4nvf4",
+                                "ti16",
                             ],
                         },
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
@@ -2163,7 +2164,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "plain-kinds",
-                            "when": {"kind": ["f16", "tf32", "f8f6f4", "i8"]},
+                            "when": {"kind": ["f16", "tf32", "f8f6f4", "i8", "ti16"]},
                             "require": {"block_scale": False},
                             "message": (
                                 ".block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and "
@@ -2235,7 +2236,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "scale-input-d-kinds",
                             "when": {"scale_input_d": True},
                             "require": {"kind": ["f16", "tf32"]},
-                            "ptxas_accepts": {"kind": "i8"},
+                            "ptxas_accepts": {"kind": ["i8", "ti16"]},
                             "message": (
                                 "scale-input-d is only valid with .kind::f16 and .kind::tf32"
                             ),
@@ -2463,6 +2464,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "kind-i8",
                             "when": {"kind": "i8"},
                             "targets": ["sm_100a", "sm_101a", "sm_110a"],
+                        },
+                        {
+                            "id": "kind-ti16",
+                            "when": {"kind": "ti16"},
+                            "since": "9.4",
+                            "targets": ["sm_107a", "sm_107f"],
                         },
                         {
                             "id": "kind-mxf4-sparse",
@@ -3784,7 +3791,7 @@ FORM_COUNTS: dict[str, int] = {
     "mma_sp": 44,
     "mma_sp_ordered_metadata": 152,
     "mma_sync": 198,
-    "tcgen05_mma": 1568,
+    "tcgen05_mma": 1808,
     "tcgen05_alloc": 8,
     "tcgen05_dealloc": 4,
     "tcgen05_relinquish_alloc_permit": 2,
@@ -3809,7 +3816,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mma_sp": "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
     "mma_sp_ordered_metadata": "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
     "mma_sync": "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
-    "tcgen05_mma": "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
+    "tcgen05_mma": "5e37fe7d936fe89e49b41b4e4239c4e641757f76571d104c4cfb5d1ef97aab67",
     "tcgen05_alloc": "be44edb35ae896affa92a30a4963c0d7ab30b1e9e3b38d10370ab64554462272",
     "tcgen05_dealloc": "a9872aa2e5e91b3cb1fbf9f944e9a2244ba4850c24fb7c07a58f0080237cd4f4",
     "tcgen05_relinquish_alloc_permit": (
@@ -3843,20 +3850,33 @@ def support(opcode: str) -> Lookup:
     return _engine.lookup(instruction_set(), opcode)
 
 
-def _decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
-    from ptxgen.isa import DESCRIPTORS
-    from ptxgen.isa._runtime import spelled_fields
+def _decoder(target: str | None) -> Callable[[str, str | None, int], dict[str, int | str]]:
+    """Decode a word with the layout of ``target`` (None: the baseline tables, or the
+    only layout a kind has, such as .kind::ti16's)."""
+    def decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
+        from ptxgen.isa import DESCRIPTORS, VARIANTS, descriptor_class
+        from ptxgen.isa._runtime import spelled_fields
 
-    cls: Any = DESCRIPTORS[descriptor][kind]
-    return spelled_fields(cls.decode(word))
+        cls: Any
+        if target is not None:
+            cls = descriptor_class(descriptor, kind, target)
+        elif kind in DESCRIPTORS[descriptor]:
+            cls = DESCRIPTORS[descriptor][kind]
+        else:
+            cls = next(c[kind] for *_, c in VARIANTS[descriptor] if kind in c)
+        return spelled_fields(cls.decode(word))
+
+    return decode
 
 
-def descriptor_problems(opcode: str, **words: int) -> list[str]:
+def descriptor_problems(opcode: str, *, target: str | None = None, **words: int) -> list[str]:
     """Why descriptor operand values (``idesc=0x...``) break the spec's rules on them for
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
-    descriptor). Empty when they do not; raises PtxFormError for an invalid opcode."""
-    return _engine.descriptor_problems(instruction_set(), opcode, words, _decode)
+    descriptor). The words are read with the layout of ``target`` (None: the baseline
+    tables; ``"sm_107a"``: its layout variant). Empty when they do not; raises
+    PtxFormError for an invalid opcode."""
+    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target))
 
 
 def ldmatrix(
@@ -4224,7 +4244,7 @@ def tcgen05_mma(
             Memory)
         cta_group: one of 1, 2. the MMA runs on this CTA's Tensor Memory (1) or on this CTA's
             and its peer CTA's (2)
-        kind: one of f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4. the kind of the
+        kind: one of f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16. the kind of the
             multiplicand element types
         block_scale: True writes .block_scale. A and B are scaled by scale_A and scale_B from
             Tensor Memory

@@ -46,6 +46,12 @@ class TmemAddr:
 
     DESCRIPTOR: ClassVar[str] = "tmem_addr"
     KIND: ClassVar[str | None] = None
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x00000000
     FIXED_MASK: ClassVar[int] = 0x00000000

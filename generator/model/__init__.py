@@ -53,7 +53,15 @@ class Spec:
 
     @property
     def layouts(self) -> tuple[Layout, ...]:
+        """The baseline layouts of every descriptor (one generated class each)."""
         return tuple(lay for d in self.descriptors for lay in d.layouts)
+
+    @property
+    def all_layouts(self) -> tuple[Layout, ...]:
+        """The baseline layouts, then every descriptor's variant layouts (the order of
+        ``ptxgen.isa.DESCRIPTORS`` followed by that of ``ptxgen.isa.VARIANTS``)."""
+        return self.layouts + tuple(lay for d in self.descriptors for v in d.variants
+                                    for lay in v.layouts)
 
     def descriptor(self, name: str) -> Descriptor:
         for d in self.descriptors:

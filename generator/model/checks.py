@@ -28,7 +28,7 @@ from typing import Any
 
 from ptxgen.errors import Diagnostic
 from ptxgen.load import Document, Path_
-from ptxgen.model.descriptors import Descriptor, DescriptorBuilder, Field
+from ptxgen.model.descriptors import Descriptor, DescriptorBuilder, Field, Layout
 from ptxgen.model.instructions import (
     Condition,
     Form,
@@ -39,7 +39,7 @@ from ptxgen.model.instructions import (
 )
 from ptxgen.model.targets import Targets, build_targets
 from ptxgen.model.versions import first_version
-from ptxgen.names import identifier_clashes, instruction_identifiers
+from ptxgen.names import did_you_mean, identifier_clashes, instruction_identifiers
 from ptxgen.spec_util import norm, vkey
 from ptxgen.validate import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA, Validated
 
@@ -236,12 +236,12 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 kinds: list[str | None] = [None]
                 if link.get("kind"):
                     kinds = list(_kinds(quals.get(link["kind"])))
-                    missing = [k for k in kinds if k not in desc.kinds]
+                    missing = [k for k in kinds if k not in desc.all_kinds]
                     if missing:
                         errors.append(doc.source.diag(
                             base + ("operands", j, "descriptor", "kind"),
                             f"{link['kind']} values {', '.join(map(str, missing))} are not "
-                            f"kinds of {desc.name} ({', '.join(desc.kinds)})"))
+                            f"kinds of {desc.name} ({', '.join(desc.all_kinds)})"))
                         continue
                 linked[op["name"]] = (desc, kinds)
             for j, rule in enumerate(raw.get("descriptor_rules", [])):
@@ -257,7 +257,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                     for fname, spec in shape.items():
                         path = base + ("descriptor_rules", j, "shapes", k, fname)
                         for kind in kinds:
-                            fields = {f.name: f for f in desc.layout(kind).fields}
+                            fields = {f.name: f for f in desc.first_layout(kind).fields}
                             where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
                             problem = _shape_problem(fields.get(fname), fname, spec)
                             if problem:
@@ -267,7 +267,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 for fname, values in rule.get("require", {}).items():
                     path = base + ("descriptor_rules", j, "require", fname)
                     for kind in kinds:
-                        fields = {f.name: f for f in desc.layout(kind).fields}
+                        fields = {f.name: f for f in desc.first_layout(kind).fields}
                         where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
                         if fname not in fields:
                             errors.append(doc.source.diag(
@@ -304,7 +304,97 @@ def check_versions(descriptor_docs: list[Document], targets_docs: list[Document]
         if since is None:
             continue  # exists at every version (older revisions of the spec have no since)
         errors.extend(_check(doc, name, since, versions, by_id, iset.targets))
+        if not errors and data.get("variants"):
+            errors.extend(_check_variants(doc, name, since, versions, by_id, iset.targets))
     return errors
+
+
+def _check_variants(doc: Document, name: str, since: Mapping[str, Any],
+                    versions: tuple[str, ...], by_id: Mapping[str, Instruction],
+                    targets: Targets) -> list[Diagnostic]:
+    """A variant exists from the first version at which a consumer form is supported on
+    each of its targets (so never before the targets themselves); its targets are known
+    and no other variant's; its kinds are the kinds the kind-linked consumers have on
+    its targets; and it is a superset of the baseline for every kind both have (every
+    word the baseline allows means the same in the variant)."""
+    errors: list[Diagnostic] = []
+
+    def err(path: Path_, msg: str) -> None:
+        errors.append(doc.source.diag(path, msg))
+
+    consumers = _consumers(name, since, by_id, doc, errors)
+    desc = DescriptorBuilder(doc).build()
+    owner: dict[str, str] = {}
+    for vi, (raw, var) in enumerate(zip(doc.data["variants"], desc.variants, strict=True)):
+        base: Path_ = ("variants", vi)
+        if var.since not in versions:
+            err(base + ("since",), f"PTX ISA version {var.since} is not in ptx_isa_versions "
+                                   f"({versions[0]} ... {versions[-1]})")
+            continue
+        for ti, t in enumerate(var.targets):
+            path = base + ("targets", ti)
+            if t not in targets.names:
+                err(path, f"unknown target {t!r}{did_you_mean(t, list(targets.names))}")
+                continue
+            if t in owner:
+                err(path, f"{t} already has the {owner[t]} layout")
+            owner[t] = var.name
+            forms = [f for ins, op, _ in consumers for f in ins.forms if _uses(f, op)]
+            firsts = [f.support.matrix(targets).get(t) for f in forms]
+            first = min((v for v in firsts if v), key=vkey, default=None)
+            if first != var.since:
+                what = ", ".join(sorted({ins.name for ins, _, _ in consumers}))
+                err(base + ("since",), f"{name} is consumed on {t} ({what}) "
+                                       f"{'from PTX ISA ' + first if first else 'never'}, "
+                                       f"not from {var.since}")
+        for ins, op, _ in consumers:
+            link = next((getattr(o, "descriptor", None) for o in ins.operands
+                         if o.name == op), None)
+            kind_of = link[1] if link else None
+            if kind_of is None or not var.kinds:
+                continue
+            have = sorted({str(f.params.get(kind_of)) for f in ins.forms if _uses(f, op)
+                           and any(f.support.matrix(targets).get(t) for t in var.targets
+                                   if t in targets.names)}, key=str)
+            if set(have) != set(var.kinds):
+                err(base + ("kinds",), f"the forms of {ins.name} on {', '.join(var.targets)} "
+                                       f"have the kinds {', '.join(have) or 'none'}; the "
+                                       f"variant lists {', '.join(var.kinds)}")
+        for lay in var.layouts:
+            try:
+                old = desc.layout(lay.kind)
+            except (KeyError, LookupError):
+                continue
+            problem = _superset_problem(old, lay)
+            if problem:
+                path = base + (("layouts",) if lay.kind else ("fields",))
+                err(path, f"{lay.class_name} must accept every word {old.class_name} accepts, "
+                          f"with the same meaning: {problem}")
+        del raw
+    return errors
+
+
+def _superset_problem(old: Layout, new: Layout) -> str | None:
+    """Why ``new`` does not extend ``old`` (a baseline word keeps its meaning)."""
+    for f in old.fields:
+        try:
+            g = new.field(f.name)
+        except KeyError:
+            return f"field {f.name} (bits {f.lsb}-{f.msb}) is missing"
+        if g.lsb != f.lsb or g.msb < f.msb or g.type != f.type or \
+                g.value_shift != f.value_shift:
+            return (f"field {f.name} moved or narrowed (bits {f.lsb}-{f.msb} -> "
+                    f"{g.lsb}-{g.msb})")
+        a, b = f.allowed_codes, g.allowed_codes
+        if b is not None and (a is None or not set(a) <= set(b)):
+            return f"field {f.name} no longer allows {sorted(set(a or ()) - set(b))}"
+        if f.type == "enum" and any(g.names.get(n) != v for n, v in f.names.items()):
+            return f"field {f.name} renames or recodes a value"
+        if f.type == "address" and g.user_max < f.user_max:
+            return f"field {f.name} holds less than {f.user_max:#x}"
+    if new.fixed_mask & ~old.fixed_mask or (new.fixed_value ^ old.fixed_value) & new.fixed_mask:
+        return "a fixed constant differs"
+    return None
 
 
 def _consumers(name: str, since: Mapping[str, Any], by_id: Mapping[str, Instruction],

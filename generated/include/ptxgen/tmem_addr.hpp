@@ -92,6 +92,12 @@ struct TmemAddr_t {
   uint32_t lane = 0u; /**< lane (bits 16-31): Lane index. Allowed: 0 to 65535. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "tmem_addr"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
