@@ -48,14 +48,25 @@ HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translatio
 CHUNK = 900  # kernels per coverage translation unit
 
 
-def _supported(call: Mapping[str, Any], target: str) -> bool:
-    return bool(call["form"].support.supported(TARGETS, target, TARGETS.newest))
+# the PTX ISA version nvcc 13.0 writes: a form first in a later one (tcgen05.alloc.exclusive,
+# PTX ISA 9.4) is built by nvcc 13.5, and for nvcc 13.0 it is an unsupported form
+NVCC13_0_PTX_ISA = TARGETS.for_toolkit("13.0").newest
+
+
+def _supported(call: Mapping[str, Any], target: str, version: str | None = None) -> bool:
+    return bool(call["form"].support.supported(TARGETS, target, version or TARGETS.newest))
 
 
 def _coverage_units() -> list[tuple[str, list[str]]]:
+    """(home target, forms): nvcc 13.0 builds a form where it can, nvcc 13.5 ("13.5" in the
+    home) the forms of PTX ISA versions after nvcc 13.0's."""
     by_home: dict[str, list[str]] = {}
     for key, call in CALLS.items():
-        home = next((t for t in (*HOMES, *NVCC_TARGETS) if _supported(call, t)), None)
+        home = next((t for t in (*HOMES, *NVCC13_0_TARGETS)
+                     if _supported(call, t, NVCC13_0_PTX_ISA)), None)
+        if home is None:
+            home = next((f"{t} 13.5" for t in (*HOMES, *NVCC_TARGETS) if _supported(call, t)),
+                        None)
         assert home is not None, f"{key}: no target nvcc can build it for"
         by_home.setdefault(home, []).append(key)
     units = []
@@ -64,11 +75,12 @@ def _coverage_units() -> list[tuple[str, list[str]]]:
     return units
 
 
-def _samples(target: str, supported: bool) -> list[str]:
-    """One form per (wrapper function, support signature), supported there or not."""
+def _samples(target: str, supported: bool, version: str | None = None) -> list[str]:
+    """One form per (wrapper function, support signature), supported there or not (at
+    ``version``, by default the spec's newest)."""
     seen: dict[tuple[str, str], str] = {}
     for key, call in CALLS.items():
-        if _supported(call, target) == supported:
+        if _supported(call, target, version) == supported:
             seen.setdefault((call["function"], call["error"]), key)
     return list(seen.values())
 
@@ -121,7 +133,7 @@ def results() -> dict[str, Any]:
     # the generic pass too (the a / f targets), device-only builds elsewhere.
     jobs: dict[str, tuple[str, str, list[str], str]] = {}
     for i, (home, keys) in enumerate(_coverage_units()):
-        jobs[f"coverage {i} {home}"] = (home, _tu(keys), keys, "cubin")
+        jobs[f"coverage {i} {home}"] = (home.split()[0], _tu(keys), keys, "cubin")
     nvcc135 = toolkits.require("nvcc", "13.5")
     for t in NVCC_TARGETS:
         specific = TARGETS.get(t).suffix != ""
@@ -130,7 +142,7 @@ def results() -> dict[str, Any]:
     for t in NVCC13_0_TARGETS:
         specific = TARGETS.get(t).suffix != ""
         for supported in (True, False):
-            keys = _samples(t, supported)
+            keys = _samples(t, supported, NVCC13_0_PTX_ISA)
             if keys:
                 mode = "c" if supported and specific else "cubin"
                 jobs[f"{'ok' if supported else 'bad'} {t}"] = (t, _tu(keys), keys, mode)
@@ -148,7 +160,7 @@ def results() -> dict[str, Any]:
     def run(name: str) -> tuple[str, tuple[int, str, dict[str, str]]]:
         arch, source, _, mode = jobs[name]
         extra = ["-DPTXGEN_PTX_ISA_VERSION=87"] if name.startswith("version") else []
-        exe = nvcc135 if name.startswith("ok13.5") else None
+        exe = nvcc135 if name.startswith("ok13.5") or name.endswith(" 13.5") else None
         return name, wrappers.compile_tu(source, arch, tmp / re.sub(r"\W", "_", name), mode,
                                          extra, include=include, exe=exe)
 

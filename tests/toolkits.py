@@ -48,6 +48,36 @@ def find(tool: str, release: str) -> str | None:
     return path if f"release {release}," in out.stdout else None
 
 
+@functools.cache
+def find_nvdisasm() -> str | None:
+    """nvdisasm 13.5 from the test dependency ``nvidia-cuda-nvdisasm`` (this machine's CUDA
+    13.0 has no cuobjdump / nvdisasm); ``PTXGEN_NVDISASM`` names another binary."""
+    path = os.environ.get("PTXGEN_NVDISASM")
+    if not path:
+        try:
+            from importlib.metadata import PackageNotFoundError, distribution
+
+            path = str(distribution("nvidia-cuda-nvdisasm").locate_file(
+                "nvidia/cu13/bin/nvdisasm"))
+        except PackageNotFoundError:
+            return None
+    if not os.access(path, os.X_OK):
+        return None
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    return path if "release 13.5," in out.stdout else None
+
+
+def require_nvdisasm() -> str:
+    path = find_nvdisasm()
+    if path is None:
+        msg = ("nvdisasm 13.5 is required (from the test dependency "
+               "nvidia-cuda-nvdisasm==13.5.37: pip install -e '.[test]')")
+        if os.environ.get("CI"):
+            pytest.fail(msg + " in CI")
+        pytest.skip(msg)
+    return path
+
+
 def require(tool: str, release: str) -> str:
     path = find(tool, release)
     if path is None:

@@ -82,6 +82,7 @@ class Provenance:
     caption: str
     seeds: tuple[str, ...]
     ptx_isa: str | None = None  # the PTX ISA document the numbers are from (None: 9.0)
+    document: str = ""  # the PTX ISA text (section, URL) when no seed holds the table
 
 
 @dataclass(frozen=True)
@@ -620,7 +621,8 @@ def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str
 
 def _prov(p: dict[str, Any]) -> Provenance:
     return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]),
-                      str(p["ptx_isa"]) if "ptx_isa" in p else None)
+                      str(p["ptx_isa"]) if "ptx_isa" in p else None,
+                      str(p.get("document", "")))
 
 
 def _doc(d: dict[str, Any]) -> DocStyle:

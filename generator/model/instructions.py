@@ -1010,9 +1010,10 @@ class InstructionSet:
         raise KeyError(ident)
 
     def for_opcode(self, text: str) -> list[Instruction]:
-        """The instructions whose fixed name ``text`` starts with (longest first)."""
+        """The instructions whose fixed name ``text`` starts with (longest first); a
+        qualifier may follow the name with ``.`` or ``::`` (``tcgen05.wait::ld``)."""
         cands = [i for i in self.instructions
-                 if text == i.name or text.startswith(i.name + ".")]
+                 if text == i.name or text.startswith((i.name + ".", i.name + "::"))]
         return sorted(cands, key=lambda i: -len(i.name))
 
 

@@ -84,7 +84,8 @@ NS = "ptxgen::ptx"
 
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
-       "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4)}
+       "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4),
+       "b16": ("std::uint16_t", "h", 7)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 # a form's entry in its overload's table: form number * FORM_CLASSES + support class,
@@ -501,6 +502,10 @@ class _Wrapper:
                 const = "const " if op.io == "in" else ""
                 params.append(f"{const}{elem} (&{pname})[{length}]")
                 array_checks += self.array_checks(op, alt, u.name, elem, length)
+            elif u.kind == "register" and op.io != "in":
+                # a scalar output register (tcgen05.ld.red's redval): written through a
+                # reference, an output constraint of the asm statement
+                params.append(f"{self.operand_ctype(op, alt, u.kind)}& {pname}")
             else:
                 params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
         rules = []
@@ -701,6 +706,8 @@ class _Wrapper:
             if u.kind == "vector":
                 const = "const " if self.io(u.name) == "in" else ""
                 params.append(f"{const}{a}& {pname}")
+            elif u.kind == "register" and self.io(u.name) != "in":
+                params.append(f"{a}& {pname}")
             else:
                 params.append(f"{a} {pname}")
             args.append(pname)
@@ -743,8 +750,8 @@ class _Wrapper:
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
-                    and self.io(u.name) in ("out", "inout"))
+        n_out = sum((u.count or 0) if u.kind == "vector" else 1 for u in uses
+                    if u.kind in ("vector", "register") and self.io(u.name) in ("out", "inout"))
         nxt_out, nxt_in = 0, n_out
         for u in uses:
             io = self.io(u.name)
@@ -761,6 +768,12 @@ class _Wrapper:
                     nxt_out += count
                 else:
                     nxt_in += count
+            elif u.kind == "register" and io != "in":
+                _, cons, _ = operand_type(str(u.type), u.kind)
+                mod = {"out": "=", "inout": "+"}[io]
+                texts.append(f"%{nxt_out}")
+                outs.append(f"\"{mod}{cons}\"({pname})")
+                nxt_out += 1
             elif u.kind in ("register", "address"):
                 _, cons, _ = operand_type(str(u.type), u.kind)
                 texts.append(f"[%{nxt_in}]" if u.kind == "address" else f"%{nxt_in}")

@@ -120,8 +120,10 @@ def table_view(t: Table) -> dict[str, Any]:
                   f"it); for {', '.join(first.targets)} from PTX ISA {first.since}. No seed: "
                   "the sources of each new field are given in brackets (see the evidence "
                   "above and the notes).")
-    else:
+    elif prov.seeds:
         source = f"PTX ISA {prov.section}; transcribed from seed(s) " + ", ".join(prov.seeds)
+    else:
+        source = f"PTX ISA {prov.section}; transcribed from {prov.document}"
     return {
         "caption": escape.md_text(f"Table {prov.table}: {prov.caption}" if str(prov.table).isdigit()
                                   else f"{prov.table}: {prov.caption}"),

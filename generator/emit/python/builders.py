@@ -55,6 +55,10 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
         else:
             base = "int" if q.numeric else "str"
             ann, default = (f"{base} | None", "None") if q.optional else (base, "")
+            if not q.optional and len(q.values) == 1:
+                # one value: text PTX always writes (.sync.aligned, .b32); it is the default
+                value = q.values[0]
+                default = str(int(value)) if q.numeric else escape.py_str(value)
             allowed = f"one of {', '.join(q.values)}" + (
                 " (None leaves it out)" if q.optional else "")
         params.append({"name": escape.ident(q.name), "annotation": ann, "default": default})
@@ -92,6 +96,13 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
     }
 
 
+def _digest_entry(key: str, value: str) -> tuple[str, str]:
+    """A FORM_DIGESTS entry; a value that would pass column 100 goes on its own line."""
+    if len(key) + len(value) + 7 > 100:
+        return key, f"(\n        {value}\n    )"
+    return key, value
+
+
 def module_view(iset: InstructionSet) -> dict[str, Any]:
     assert iset.data is not None
     targets_data, files = iset.data
@@ -103,7 +114,7 @@ def module_view(iset: InstructionSet) -> dict[str, Any]:
                             "descriptor_problems",
                             "FORM_DIGESTS"] + [i.id for i in iset.instructions]),
         "counts": [(escape.py_str(i.id), len(i.forms)) for i in iset.instructions],
-        "digests": [(escape.py_str(i.id), escape.py_str(form_digest(i)))
+        "digests": [_digest_entry(escape.py_str(i.id), escape.py_str(form_digest(i)))
                     for i in iset.instructions],
     }
 

@@ -245,6 +245,7 @@ template <class PtxgenOther> struct reg_or<3, PtxgenOther> { using type = float;
 template <class PtxgenOther> struct reg_or<4, PtxgenOther> { using type = double; };
 template <class PtxgenOther> struct reg_or<5, PtxgenOther> { using type = const void*; };
 template <class PtxgenOther> struct reg_or<6, PtxgenOther> { using type = void*; };
+template <class PtxgenOther> struct reg_or<7, PtxgenOther> { using type = std::uint16_t; };
 template <int PtxgenCode, class PtxgenOther = void>
 using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
 template <int PtxgenCode>
@@ -304,6 +305,11 @@ PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] float& x) {
 PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::int32_t& x) {
 #if defined(__CUDA_ARCH__)
     asm volatile("" : "+r"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint16_t& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+h"(x) : : "memory");
 #endif
 }
 PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint32_t& x) {

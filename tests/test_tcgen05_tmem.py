@@ -1,0 +1,143 @@
+"""Issue 16, point 1: the tcgen05 Tensor Memory family (spec/instructions/tcgen05_tmem.yaml)
+beyond the ptxas conformance matrix (generated/tests/test_ptxas_conformance.py) and the
+per-form wrapper builds (tests/test_instr_wrappers.py):
+
+* the form counts per instruction (Table 49/50 register counts, the ptxas-derived rules);
+* opcodes as PTX writes them, ``::`` right after the name included (``tcgen05.wait::ld``),
+  for ``ptxgen support`` and the builders; one-valued qualifiers (.sync.aligned, .b32) are
+  the builders' defaults;
+* a scalar output register (ld.red's redval) is an output of the asm statement: nvcc's PTX
+  stores the very register tcgen05.ld.red wrote (before, the wrapper passed it as an input
+  and the reduction was lost);
+* the 16-bit CTA mask of tcgen05.commit.multicast::cluster is a 16-bit register in the PTX;
+* tcgen05.shift's lane-alignment descriptor rule.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import toolkits
+
+from ptxgen.isa import ptx
+
+ROOT = Path(__file__).resolve().parents[1]
+INCLUDE = ROOT / "generated" / "include"
+
+COUNTS = {
+    "tcgen05_alloc": 8,        # cta_group x state space x .exclusive
+    "tcgen05_dealloc": 4,      # cta_group x .exclusive
+    "tcgen05_relinquish_alloc_permit": 2,
+    "tcgen05_ld": 74,          # Table 49: 37 shape x num, x .pack::16b
+    "tcgen05_ld_red": 168,     # 2 shapes x 7 nums (>= .x2) x 2 ops x (f32: 4 abs/NaN, u32, s32)
+    "tcgen05_ld_red_spcompress": 48,
+    "tcgen05_st": 74,
+    "tcgen05_wait": 2,
+    "tcgen05_fence": 2,
+    "tcgen05_cp": 36,          # 2 cta_group x 6 shape/multicast x 3 formats
+    "tcgen05_shift": 2,
+    "tcgen05_commit": 32,      # 2 cta_group x 2 state spaces x 2 sync_restrict x 4 multicast
+}
+
+
+def test_form_counts() -> None:
+    assert {k: ptx.FORM_COUNTS[k] for k in COUNTS} == COUNTS
+
+
+@pytest.mark.parametrize("opcode", [
+    "tcgen05.ld.sync.aligned.32x32b.x8.b32",
+    "tcgen05.ld.sync.aligned.16x256b.x32.pack::16b.b32",
+    "tcgen05.st.sync.aligned.16x32bx2.x128.unpack::16b.b32",
+    "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+    "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32",
+    "tcgen05.wait::ld.sync.aligned",
+    "tcgen05.wait::st.sync.aligned",
+    "tcgen05.fence::before_thread_sync",
+    "tcgen05.fence::after_thread_sync",
+    "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b6x16_p32",
+    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+    "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.NaN.f32",
+])
+def test_support_knows_the_opcode(opcode: str) -> None:
+    proc = subprocess.run(["ptxgen", "support", opcode], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"{opcode}: a valid ")
+
+
+@pytest.mark.parametrize(("opcode", "why"), [
+    ("tcgen05.ld.sync.aligned.16x256b.x64.b32", ".16x256b takes .x1 to .x32"),
+    ("tcgen05.ld.red.sync.aligned.32x32b.x1.min.f32", "needs .num of at least .x2"),
+    ("tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.u32", ".abs and .NaN are only for .f32"),
+    ("tcgen05.cp.cta_group::1.32x128b.warpx2::02_13", ".32x128b needs .warpx4"),
+    ("tcgen05.cp.cta_group::1.128x256b.warpx4", "take no multicast qualifier"),
+])
+def test_support_gives_the_rule(opcode: str, why: str) -> None:
+    proc = subprocess.run(["ptxgen", "support", opcode], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 2 and why in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_builders() -> None:
+    assert ptx.tcgen05_alloc(cta_group=1, ss="shared::cta", dst="%r1", ncols="%r2") == (
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], %r2;")
+    assert ptx.tcgen05_wait(op="ld") == "tcgen05.wait::ld.sync.aligned;"
+    assert ptx.tcgen05_ld(shape="16x32bx2", num=2, r=["%r0", "%r1"], taddr="%r2",
+                          imm_half_splitoff=16) == (
+        "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r0, %r1}, [%r2], 16;")
+    assert ptx.tcgen05_ld_red(shape="32x32b", num=2, red_op="max", type="f32", abs=True,
+                              r=["%f0", "%f1"], redval="%f2", taddr="%r0") == (
+        "tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.f32 {%f0, %f1}, %f2, [%r0];")
+    with pytest.raises(ptx.PtxFormError, match="take no multicast"):
+        ptx.tcgen05_cp(cta_group=1, shape="128x256b", multicast="warpx4", taddr="%r0",
+                       s_desc="%rd0")
+
+
+def _ptx(tmp_path: Path, source: str, arch: str) -> str:
+    nvcc = toolkits.require("nvcc", "13.0")
+    (tmp_path / "k.cu").write_text(source)
+    subprocess.run([nvcc, "-std=c++17", f"-arch={arch}", "-ptx", f"-I{INCLUDE}",
+                    str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.ptx")],
+                   check=True, capture_output=True, text=True)
+    return (tmp_path / "k.ptx").read_text()
+
+
+def test_redval_is_an_output(tmp_path: Path) -> None:
+    text = _ptx(tmp_path, """#include <ptxgen/ptx/tcgen05_tmem.hpp>
+using namespace ptxgen::ptx;
+__global__ void k(float* out, unsigned taddr) {
+  float r[2];
+  float red = -1.0f;
+  tcgen05_ld_red<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max,
+                 tcgen05_ld_red_type::f32, true>(r, red, taddr);
+  tcgen05_wait_ld();
+  out[0] = red;
+}
+""", "sm_103a")
+    m = re.search(r"tcgen05\.ld\.red\.sync\.aligned\.32x32b\.x2\.max\.abs\.f32\s+"
+                  r"\{%f\d+, %f\d+\}, (%f\d+), \[%r\d+\];", text)
+    assert m, text
+    stores = re.findall(r"st\.global\.f32\s+\[%rd\d+\], (%f\d+);", text)
+    assert stores == [m.group(1)], text
+    assert "-1.0" not in text and "0fBF800000" not in text  # the initial value is dead
+
+
+def test_commit_mask_is_16_bit(tmp_path: Path) -> None:
+    text = _ptx(tmp_path, """#include <ptxgen/ptx/tcgen05_tmem.hpp>
+using namespace ptxgen::ptx;
+__global__ void k(unsigned bar, unsigned short mask) {
+  tcgen05_commit_multicast<1, tcgen05_commit_ss::shared_cluster>(bar, mask);
+}
+""", "sm_100a")
+    assert re.search(r"tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one\.shared::cluster"
+                     r"\.multicast::cluster\.b64 \[%r\d+\], %rs\d+;", text), text
+
+
+def test_shift_lane_rule() -> None:
+    opcode = "tcgen05.shift.cta_group::1.down"
+    assert ptx.descriptor_problems(opcode, taddr=0x0040_0010) == []
+    problems = ptx.descriptor_problems(opcode, taddr=0x0010_0000)
+    assert len(problems) == 1 and "[shift-lane-aligned]" in problems[0]
