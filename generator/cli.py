@@ -72,6 +72,13 @@ def _build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
                         help=f"{what} as of this PTX ISA version (a version the spec lists)")
 
+    def select_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument("--select", metavar="PATTERN",
+                        help=f"{what} C++ wrappers that compile only the forms whose PTX "
+                             "opcode this regular expression matches (re.search), e.g. "
+                             "'m64n(128|256)k16\\.f32\\.bf16'; the other forms are "
+                             "a static_assert naming the selection")
+
     def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
         sp.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
@@ -79,12 +86,14 @@ def _build_parser() -> argparse.ArgumentParser:
     spec_arg(g)
     out_arg(g)
     view_arg(g, "generate the spec")
+    select_arg(g, "generate")
     json_arg(g, "the written files")
     c = sub.add_parser("check", help="exit 1 if the output folder differs from what "
                                      "generate would write")
     spec_arg(c)
     out_arg(c)
     view_arg(c, "compare with the spec")
+    select_arg(c, "compare with")
     c.add_argument("--full", action="store_true",
                    help="always render and compare (ignore the manifest's input digest)")
     json_arg(c, "the differences")
@@ -474,9 +483,11 @@ def _spec_failure(exc: Any, as_json: bool) -> int:
 
 def _pipeline(args: Any) -> int:
     import json
+    import shlex
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
+    from ptxgen.model.selection import SelectionError
     from ptxgen.model.versions import ViewError
     from ptxgen.write import OutputRefused
 
@@ -499,7 +510,7 @@ def _pipeline(args: Any) -> int:
         out = _out_dir(args, spec)
         if args.command == "generate":
             try:
-                files = pipeline.generate(spec, out, view)
+                files = pipeline.generate(spec, out, view, args.select)
             except OutputRefused as exc:
                 raise UsageError(f"--out {exc}; nothing written") from None
             except OSError as exc:
@@ -513,10 +524,10 @@ def _pipeline(args: Any) -> int:
             else:
                 print(f"wrote {len(files)} files to {out.as_posix()}{shown}")
             return EXIT_OK
-        diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view)
+        diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view, select=args.select)
     except SpecError as exc:
         return _spec_failure(exc, args.json)
-    except ViewError as exc:
+    except (ViewError, SelectionError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps({"ok": not diffs, "differences": [
@@ -525,7 +536,11 @@ def _pipeline(args: Any) -> int:
         for status, path in diffs:
             print(f"{(out / path).as_posix()}: {status}")
         if diffs:
-            again = f" --ptx-isa {view} --out {out.as_posix()}" if view else ""
+            again = f" --ptx-isa {view}" if view else ""
+            if args.select is not None:
+                again += f" --select {shlex.quote(args.select)}"
+            if again:
+                again += f" --out {out.as_posix()}"
             print(f"ptxgen: {out.as_posix()} is out of date{shown} ({len(diffs)} file(s)); run "
                   f"'ptxgen generate{again}'", file=sys.stderr)
     return EXIT_DIFF if diffs else EXIT_OK

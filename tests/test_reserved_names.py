@@ -318,3 +318,79 @@ def test_the_emitters_assert_against_the_same_table() -> None:
         assert_not_reserved("field", ["count"], zero_column_mask=True)
     assert_not_reserved("field", ["count"])  # only a mask's local
     assert_not_reserved("field", ["max_shift"])  # the instruction descriptor's field
+
+
+# -- names made from instruction ids (issue 12: ids that clash or are prefixes) -----------
+
+def _instruction_names() -> dict[str, list[tuple[str, str, bool, str]]]:
+    from ptxgen.isa import ptx
+    from ptxgen.model.checks import overload_suffixes
+    from ptxgen.names import instruction_identifiers
+
+    out = {}
+    for ins in ptx.instruction_set().instructions:
+        ops = [o.name for o in ins.operands] + [a.name for o in ins.operands for a in o.choice]
+        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
+        out[ins.id] = instruction_identifiers(ins.id, enums, list(dict.fromkeys(ops)),
+                                              [w.name for w in ins.wrappers],
+                                              overload_suffixes(ins))
+    return out
+
+
+def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
+    """Every identifier of the rendered wrapper headers that starts with an instruction id
+    or a wrapper name is among ptxgen.names.instruction_identifiers of that instruction
+    (the list validation compares); the enums and wrappers it predicts are rendered."""
+    text = "\n".join(v for k, v in rendered().items() if k.startswith("include/ptxgen/ptx/"))
+    idents = set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    names = _instruction_names()
+    owners = sorted({n for ns in names.values() for lang, n, prefix, _ in ns
+                     if lang == "c++" and not prefix} | set(names), key=len)
+    unexplained = []
+    for ident in idents:
+        if not any(ident == o or ident.startswith(o + "_") or ident.startswith(
+                "ptxgen_unsupported_target_" + o) for o in owners):
+            continue
+        if not any(lang == "c++" and (ident == n or (prefix and ident.startswith(n)))
+                   for ns in names.values() for lang, n, prefix, _ in ns):
+            unexplained.append(ident)
+    assert sorted(unexplained) == []
+    enums = {n for ns in names.values() for _, n, _, what in ns if "the enum of" in what}
+    assert enums and sorted(enums - idents) == []
+    wrappers = {n for ns in names.values() for _, n, _, what in ns if "its wrapper" in what}
+    assert len(wrappers & idents) > 20
+    checks = {n for ns in names.values() for lang, n, prefix, what in ns
+              if "a check of" in what}
+    assert checks & idents  # the operand checks are rendered (for the vector operands)
+
+
+@pytest.mark.parametrize(("old", "new", "clash"), [
+    # a wrapper named like another instruction's enum
+    ("      - {name: wgmma_fence, when: {}}", "      - {name: mma_sp_shape, when: {}}",
+     "mma_sp_shape (its wrapper mma_sp_shape, c++) clashes with mma_sp_shape (the enum of its "
+     "qualifier shape) of 'mma_sp'"),
+    # an id that extends another: mma_sp's helpers mma_sp_count_* cover mma_sp_count_*
+    ("    id: wgmma_fence", "    id: mma_sp_count",
+     "clashes with mma_sp_count_* (its helpers mma_sp_count_*) of 'mma_sp'"),
+    # the other way round: ldmatrix_type_* helpers of an id 'ldmatrix' vs an id with them
+    ("    id: wgmma_commit_group", "    id: ldmatrix_type_x",
+     "of 'ldmatrix'"),
+])
+def test_validate_refuses_instruction_ids_whose_generated_names_clash(
+        spec_copy: Path, old: str, new: str, clash: str) -> None:
+    from conftest import run_cli
+
+    path = spec_copy / "instructions" / "wgmma.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    res = run_cli("validate", "--spec", str(spec_copy), timeout=300)
+    assert res.code == 2, (res.code, res.out, res.err)
+    line = next(ln for ln in res.err.splitlines() if "clashes with" in ln)
+    assert clash in line, line
+    m = re.match(r"(.+wgmma\.yaml):(\d+):(\d+): ", line)
+    assert m, line
+    block = text[:text.index(old)] if "id:" in old else text[:text.index(
+        "id: wgmma_fence")]
+    assert int(m.group(2)) == block.count("\n") + 1 or "id:" not in old, line
+    assert re.search(r"mma_sp\.yaml:\d+:\d+\)|ldmatrix\.yaml:\d+:\d+\)", line), line

@@ -22,6 +22,7 @@ every validation error. Runs on what validation passed (:class:`ptxgen.validate.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,7 +39,7 @@ from ptxgen.model.instructions import (
 )
 from ptxgen.model.targets import Targets, build_targets
 from ptxgen.model.versions import first_version
-from ptxgen.names import did_you_mean
+from ptxgen.names import did_you_mean, identifier_clashes, instruction_identifiers
 from ptxgen.spec_util import norm, vkey
 from ptxgen.validate import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA, Validated
 
@@ -53,15 +54,18 @@ def check_model(validated: Validated) -> list[Diagnostic]:
         except (KeyError, TypeError, ValueError):  # reported by the targets checks
             targets = None
     if targets is not None:
+        built: list[tuple[Document, Path_, Instruction]] = []
         for doc, i in validated.instructions:
             c = _Reporter(doc, targets)
             base: Path_ = ("instructions", i)
             try:
                 ins = build_instruction(doc.data["instructions"][i], targets, doc.rel)
                 _derived_checks(c, base, ins)
+                built.append((doc, base, ins))
             except (KeyError, TypeError, ValueError) as exc:
                 c.err(base, f"malformed instruction spec: {exc!r}")
             errors.extend(c.errors)
+        errors.extend(_identifier_clashes(built))
     if not validated.errors and not errors:
         errors.extend(check_links(validated.of(DESCRIPTOR_SCHEMA),
                                   validated.of(INSTRUCTIONS_SCHEMA)))
@@ -70,6 +74,34 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                                      validated.of(TARGETS_SCHEMA),
                                      validated.of(INSTRUCTIONS_SCHEMA)))
     return errors
+
+
+def overload_suffixes(ins: Instruction) -> list[str]:
+    """The name suffixes of a wrapper's overloads: one alternative per choice operand."""
+    choices = [[a.suffix for a in o.choice] for o in ins.operands if o.choice]
+    return ["".join(c) for c in itertools.product(*choices)]
+
+
+def _identifier_clashes(built: list[tuple[Document, Path_, Instruction]]
+                        ) -> list[Diagnostic]:
+    """Two instructions (or one with itself) whose generated names clash, at the later
+    instruction's id (:func:`ptxgen.names.identifier_clashes`)."""
+    owners = []
+    for _, _, ins in built:
+        operands = [o.name for o in ins.operands] + [a.name for o in ins.operands
+                                                     for a in o.choice]
+        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
+        owners.append((ins.id, instruction_identifiers(
+            ins.id, enums, list(dict.fromkeys(operands)), [w.name for w in ins.wrappers],
+            overload_suffixes(ins))))
+    out = []
+    for k, j, message in identifier_clashes(owners):
+        doc, base, _ = built[k]
+        other_doc, other_base, _ = built[j]
+        line, col = other_doc.source.locate(other_base + ("id",))
+        out.append(doc.source.diag(base + ("id",), f"{message} ({other_doc.display}:{line}:"
+                                                   f"{col}); rename one of them"))
+    return out
 
 
 class _Reporter:
@@ -94,7 +126,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
     assert c.targets is not None
     opcodes: dict[str, tuple[tuple[str, str], ...]] = {}
     for f in ins.forms:
-        quals = tuple((q.name, f.params[q.name]) for q in ins.qualifiers)
+        quals = f.values[:len(ins.qualifiers)]  # the qualifiers come first, in order
         if opcodes.setdefault(f.opcode, quals) != quals:
             c.err(base + ("qualifiers",), f"two qualifier assignments are both written "
                                           f"{f.opcode!r}")
@@ -102,7 +134,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
             c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
                                      f"version (gates {', '.join(f.support.gates)})")
         if ins.combinations:
-            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
+            n = ins.combination_count(f)
             if n != 1:
                 c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
                                                 "(each form must match exactly one)")
@@ -252,7 +284,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
 # -- descriptor versions -------------------------------------------------------------------
 
 def _uses(form: Form, operand: str) -> bool:
-    return any(u.name == operand for u in form.operands)
+    return operand in form.operand_names
 
 
 def check_versions(descriptor_docs: list[Document], targets_docs: list[Document],

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ptxgen.model.instructions import InstructionSet
@@ -165,7 +166,7 @@ class Field:
     def enum_class(self) -> str | None:
         return camel(self.name) if self.type == "enum" else None
 
-    @property
+    @cached_property
     def allowed_codes(self) -> tuple[int, ...] | None:
         """Raw codes allowed in the word; None when any code in the range is fine."""
         if self.options:
@@ -445,15 +446,15 @@ class Layout:
     def hex_digits(self) -> int:
         return self.word_bits // 4
 
-    @property
+    @cached_property
     def fields(self) -> tuple[Field, ...]:
         return tuple(e for e in self.entries if isinstance(e, Field))
 
-    @property
+    @cached_property
     def reserved(self) -> tuple[Reserved, ...]:
         return tuple(e for e in self.entries if isinstance(e, Reserved))
 
-    @property
+    @cached_property
     def fixed(self) -> tuple[Fixed, ...]:
         return tuple(e for e in self.entries if isinstance(e, Fixed))
 
@@ -811,9 +812,8 @@ def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Sha
             for r in ins.descriptor_rules:
                 if r.operand != op.name or not r.shapes:
                     continue
-                if not any(r.when(f.params) and (kind_of is None or
-                                                  f.params[kind_of] == kind)
-                           for f in ins.forms):
+                if (kind if kind_of is not None else None) not in ins.values_where(
+                        r.when, kind_of):
                     continue
                 if fields is None:
                     fields = r.shape_fields

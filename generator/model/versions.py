@@ -51,6 +51,7 @@ from ptxgen.model.descriptors import Descriptor, descriptor_since, with_shapes, 
 from ptxgen.model.instructions import (
     FALSE,
     TRUE,
+    Condition,
     Form,
     Instruction,
     InstructionSet,
@@ -433,8 +434,7 @@ class _InstructionView:
             for i, item in enumerate(self.raw.get(key, ())):
                 when = item["when"]
                 path = self.base + (key, i)
-                if not self._condition(path + ("when",), when) or not any(
-                        _matches(when, f.params) for f in self.kept):
+                if not self._condition(path + ("when",), when) or not self._any_kept(when):
                     self.edit.drop(path)
         # Lists the view does not know by name (descriptor_rules, ...): an item whose
         # condition no remaining form meets, or whose operand is gone, goes.
@@ -449,7 +449,7 @@ class _InstructionView:
                 when = item.get("when")
                 if (item.get("operand") in gone or (isinstance(when, Mapping) and (
                         not self._condition(path + ("when",), when)
-                        or not any(_matches(when, f.params) for f in self.kept)))):
+                        or not self._any_kept(when)))):
                     self.edit.drop(path)
         opcodes = {f.opcode for f in self.kept}
         full_opcodes = set(ins.by_opcode)
@@ -682,7 +682,12 @@ class _InstructionView:
 
     # -- the forms that came back, and the check ------------------------------------------
     def _project(self, params: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
-        return tuple(params[n] for n in names)
+        return tuple(map(params.__getitem__, names))
+
+    def _any_kept(self, when: Mapping[str, Any] | None) -> bool:
+        """Whether some form of the view meets the spec condition ``when``."""
+        cond = Condition.build(when)
+        return any(cond(f.params) for f in self.kept)
 
     def exclude(self, built: Instruction) -> bool:
         """Add rules for view forms that do not exist at the version; True if any."""
@@ -763,10 +768,6 @@ _KNOWN = frozenset({"qualifiers", "operands", "combinations", "rules", "gates", 
 
 def _plain(v: str) -> Any:
     return True if v == TRUE else False if v == FALSE else v
-
-
-def _matches(cond: Mapping[str, Any] | None, params: Mapping[str, str]) -> bool:
-    return all(Matcher.build(raw)(params[n]) for n, raw in (cond or {}).items())
 
 
 __all__ = ["ViewError", "appears_in", "at", "check_descriptor_at", "check_version",

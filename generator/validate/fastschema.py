@@ -15,6 +15,7 @@ them (tests/test_validate.py).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -249,17 +250,20 @@ class _Compiler:
 
     def number_checks(self, schema: Mapping[str, Any]) -> Check | None:
         # Written as jsonschema's keywords fail (a NaN passes every bound there too).
-        fails: list[tuple[Any, Callable[[Any, Any], bool]]] = [(schema[k], op) for k, op in (
-            ("minimum", lambda x, b: x < b), ("maximum", lambda x, b: x > b),
-            ("exclusiveMinimum", lambda x, b: x <= b),
-            ("exclusiveMaximum", lambda x, b: x >= b)) if k in schema]
+        fails = [(schema[k], op) for k, op in _BOUNDS if k in schema]
         if not fails:
             return None
         return lambda x: not any(op(x, b) for b, op in fails)
 
 
+#: Numeric bounds, as the test that makes them fail.
+_BOUNDS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", operator.lt), ("maximum", operator.gt),
+    ("exclusiveMinimum", operator.le), ("exclusiveMaximum", operator.ge))
+
+
 def _combined(key: str, subs: list[Check]) -> Check:
-    """allOf / anyOf / oneOf of compiled checks."""
+    """allOf / anyOf / oneOf of the compiled subschemas."""
     if key == "allOf":
         return lambda x: all(s(x) for s in subs)
     if key == "anyOf":
