@@ -2009,6 +2009,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "ti16",
                             ],
                         },
+                        {"name": "decompress", "text": ".decompress::lut::b", "flag": True},
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
                         {
                             "name": "scale_vectorsize",
@@ -2105,6 +2106,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "b_desc", "kind": "register", "type": "b64"},
                         {
+                            "name": "lut_tmem",
+                            "kind": "address",
+                            "type": "b32",
+                            "when": {"decompress": True},
+                        },
+                        {
                             "name": "sp_meta_tmem",
                             "kind": "address",
                             "type": "b32",
@@ -2169,6 +2176,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": (
                                 ".block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and "
                                 ".kind::mxf4nvf4"
+                            ),
+                        },
+                        {
+                            "id": "decompress-kinds",
+                            "when": {"decompress": True},
+                            "require": {"kind": ["f8f6f4", "mxf8f6f4"]},
+                            "message": (
+                                ".decompress::lut::b is only for .kind::f8f6f4 and "
+                                ".kind::mxf8f6f4"
+                            ),
+                        },
+                        {
+                            "id": "decompress-plain-mma",
+                            "when": {"decompress": True},
+                            "require": {"sp": False, "ws": False, "ashift": False},
+                            "message": (
+                                ".decompress::lut::b cannot be combined with .sp, .ws or "
+                                ".ashift"
                             ),
                         },
                         {
@@ -2472,6 +2497,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107a", "sm_107f"],
                         },
                         {
+                            "id": "decompress-lut-b",
+                            "when": {"decompress": True},
+                            "since": "9.4",
+                            "targets": ["sm_107a", "sm_107f"],
+                        },
+                        {
                             "id": "kind-mxf4-sparse",
                             "when": {"sp": True, "kind": ["mxf4", "mxf4nvf4"]},
                             "targets": ["sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a"],
@@ -2513,11 +2544,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [
                         {
                             "name": "tcgen05_mma",
-                            "when": {"ws": False, "sp": False, "block_scale": False},
+                            "when": {
+                                "ws": False,
+                                "sp": False,
+                                "block_scale": False,
+                                "decompress": False,
+                            },
                         },
                         {
                             "name": "tcgen05_mma_block_scale",
-                            "when": {"ws": False, "sp": False, "block_scale": True},
+                            "when": {
+                                "ws": False,
+                                "sp": False,
+                                "block_scale": True,
+                                "decompress": False,
+                            },
+                        },
+                        {
+                            "name": "tcgen05_mma_decompress",
+                            "when": {"block_scale": False, "decompress": True},
+                        },
+                        {
+                            "name": "tcgen05_mma_block_scale_decompress",
+                            "when": {"block_scale": True, "decompress": True},
                         },
                         {
                             "name": "tcgen05_mma_sp",
@@ -3791,7 +3840,7 @@ FORM_COUNTS: dict[str, int] = {
     "mma_sp": 44,
     "mma_sp_ordered_metadata": 152,
     "mma_sync": 198,
-    "tcgen05_mma": 1808,
+    "tcgen05_mma": 1908,
     "tcgen05_alloc": 8,
     "tcgen05_dealloc": 4,
     "tcgen05_relinquish_alloc_permit": 2,
@@ -3816,7 +3865,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mma_sp": "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
     "mma_sp_ordered_metadata": "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
     "mma_sync": "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
-    "tcgen05_mma": "5e37fe7d936fe89e49b41b4e4239c4e641757f76571d104c4cfb5d1ef97aab67",
+    "tcgen05_mma": "28d024d03658e0ac6169bf8e1232f48f8cd8a8cc72ce116e12afbcfb73a7b3fc",
     "tcgen05_alloc": "be44edb35ae896affa92a30a4963c0d7ab30b1e9e3b38d10370ab64554462272",
     "tcgen05_dealloc": "a9872aa2e5e91b3cb1fbf9f944e9a2244ba4850c24fb7c07a58f0080237cd4f4",
     "tcgen05_relinquish_alloc_permit": (
@@ -4212,12 +4261,14 @@ def tcgen05_mma(
     *,
     ws: bool = False,
     sp: bool = False,
+    decompress: bool = False,
     block_scale: bool = False,
     scale_vectorsize: str | None = None,
     ashift: bool = False,
     collector_usage: str | None = None,
     a_desc: str | None = None,
     a_tmem: str | None = None,
+    lut_tmem: str | None = None,
     sp_meta_tmem: str | None = None,
     scale_a_tmem: str | None = None,
     scale_b_tmem: str | None = None,
@@ -4246,6 +4297,9 @@ def tcgen05_mma(
             and its peer CTA's (2)
         kind: one of f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16. the kind of the
             multiplicand element types
+        decompress: True writes .decompress::lut::b. B is decompressed through a lookup table
+            in Tensor Memory ([lut-tmem]); bit 53 of B's shared memory descriptor (k_segment,
+            sm107 layout) selects its K segment
         block_scale: True writes .block_scale. A and B are scaled by scale_A and scale_B from
             Tensor Memory
         scale_vectorsize: one of scale_vec::1X, scale_vec::2X, scale_vec::4X, block16,
@@ -4264,6 +4318,8 @@ def tcgen05_mma(
         a_desc: shared memory matrix descriptor of A (one of a_desc, a_tmem).
         a_tmem: Tensor Memory address of A (one of a_desc, a_tmem).
         b_desc: shared memory matrix descriptor of B.
+        lut_tmem: Tensor Memory address of the lookup table that decompresses B (only when
+            decompress = true).
         sp_meta_tmem: Tensor Memory address of the sparsity metadata (only when sp = true).
         idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44).
         scale_a_tmem: Tensor Memory address of scale_A (only when block_scale = true).
@@ -4281,12 +4337,14 @@ def tcgen05_mma(
     return _engine.build(instruction_set().get("tcgen05_mma"), {
         "ws": ws,
         "sp": sp,
+        "decompress": decompress,
         "block_scale": block_scale,
         "scale_vectorsize": scale_vectorsize,
         "ashift": ashift,
         "collector_usage": collector_usage,
         "a_desc": a_desc,
         "a_tmem": a_tmem,
+        "lut_tmem": lut_tmem,
         "sp_meta_tmem": sp_meta_tmem,
         "scale_a_tmem": scale_a_tmem,
         "scale_b_tmem": scale_b_tmem,

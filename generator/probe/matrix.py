@@ -148,12 +148,24 @@ def _ambiguous(ins: Instruction, form: Form, name: str, value: str) -> bool:
 
     tcgen05.mma.ws takes its zero-column mask as a register or an immediate, so
     ``..., enable_input_d, 3`` is a valid .ws form, not a misplaced
-    scale-input-d.
+    scale-input-d (whether scale-input-d is added to a .ws form or .ws to a form
+    with scale-input-d).
     """
     op = next((o for o in ins.operands if o.name == name), None)
-    if op is None or op.kind != "immediate" or value != engine.TRUE:
-        return False
-    return any(o.optional and o.name != name and o.when(form.params) for o in ins.operands)
+    if op is not None and op.kind == "immediate" and value == engine.TRUE:
+        return any(o.optional and o.name != name and o.when(form.params) for o in ins.operands)
+    # The reverse: a change (.ws) under which the form's trailing immediate (scale-input-d)
+    # is no longer allowed but another optional operand (the zero-column mask) is, which
+    # ptxas then reads the immediate as.
+    params = {**form.params, name: value}
+    for imm in ins.operands:
+        if imm.kind != "immediate" or form.params.get(imm.name) != engine.TRUE or \
+                imm.when(params):
+            continue
+        if any(o.optional and o.name != imm.name and o.when(params) and
+               not o.when(form.params) for o in ins.operands):
+            return True
+    return False
 
 
 def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str, ...]) -> bool:

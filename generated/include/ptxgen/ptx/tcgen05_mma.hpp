@@ -65,10 +65,13 @@ enum class tcgen05_mma_collector_usage : int {
 };
 
 namespace detail {
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
@@ -89,12 +92,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, int v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, int v) {
     return v >= 0 && v <= 15;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
     if ((cta_group == 1)) {
         return 4;
     }
@@ -143,7 +146,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -214,7 +217,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -253,7 +256,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms1_table, ptxgen_form);
@@ -289,7 +292,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -327,7 +330,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms2_table, ptxgen_form);
@@ -365,7 +368,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -406,10 +409,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms3_table, ptxgen_form);
@@ -448,7 +451,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -518,7 +521,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -555,7 +558,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms5_table, ptxgen_form);
@@ -594,7 +597,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -630,7 +633,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms6_table, ptxgen_form);
@@ -669,7 +672,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -708,10 +711,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms7_table, ptxgen_form);
@@ -753,7 +756,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -841,7 +844,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
+ * Fixed by this wrapper: ws = false, sp = false, decompress = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -903,6 +906,376 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_decompress_forms0_table[] = {
+    0, 256, 512, 768, 1024, 5376, 5632, 5888,
+    6144, 6400,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = f8f6f4, decompress = true, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_desc: shared memory matrix descriptor of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
+    std::uint32_t d_tmem,
+    std::uint64_t a_desc,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_decompress_forms1_table[] = {
+    0, 256, 512, 768, 1024, 5376, 5632, 5888,
+    6144, 6400,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = f8f6f4, decompress = true, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_desc: shared memory matrix descriptor of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
+    std::uint32_t d_tmem,
+    std::uint64_t a_desc,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
+    static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_decompress_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_decompress_forms2_table[] = {
+    0, 256, 512, 768, 1024, 5376, 5632, 5888,
+    6144, 6400,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = f8f6f4, decompress = true, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_tmem: Tensor Memory address of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
+    std::uint32_t d_tmem,
+    std::uint32_t a_tmem,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms2_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_decompress_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_decompress_forms3_table[] = {
+    0, 256, 512, 768, 1024, 5376, 5632, 5888,
+    6144, 6400,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = f8f6f4, decompress = true, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_tmem: Tensor Memory address of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
+    std::uint32_t d_tmem,
+    std::uint32_t a_tmem,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
+    static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms3_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_decompress_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of tcgen05_mma_block_scale_decompress: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_block_scale_decompress_forms0_table[] = {
+    0, 256, 512, 768, 1024, 5377, 5633, 5889,
+    6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
+    32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
+    38657, 59136, 59392, 59648, 59904, 60160,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = mxf8f6f4, decompress = true, block_scale = true, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_desc: shared memory matrix descriptor of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   scale_a_tmem: Tensor Memory address of scale_A
+ *   scale_b_tmem: Tensor Memory address of scale_B
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
+    std::uint32_t d_tmem,
+    std::uint64_t a_desc,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    std::uint32_t scale_a_tmem,
+    std::uint32_t scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of tcgen05_mma_block_scale_decompress_tmem: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_mma_block_scale_decompress_forms1_table[] = {
+    0, 256, 512, 768, 1024, 5377, 5633, 5889,
+    6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
+    32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
+    38657, 59136, 59392, 59648, 59904, 60160,
+};
+// Their asm statements (tcgen05_mma.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
+ *
+ * Fixed by this wrapper: ws = false, sp = false, kind = mxf8f6f4, decompress = true, block_scale = true, ashift = false.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
+ *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
+ *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ * Operands:
+ *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   a_tmem: Tensor Memory address of A
+ *   b_desc: shared memory matrix descriptor of B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   scale_a_tmem: Tensor Memory address of scale_A
+ *   scale_b_tmem: Tensor Memory address of scale_B
+ *   enable_input_d: false computes D = A*B
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
+    std::uint32_t d_tmem,
+    std::uint32_t a_tmem,
+    std::uint64_t b_desc,
+    std::uint32_t lut_tmem,
+    std::uint32_t idesc,
+    std::uint32_t scale_a_tmem,
+    std::uint32_t scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms0_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
@@ -923,7 +1296,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -996,7 +1369,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1037,7 +1410,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms1_table, ptxgen_form);
@@ -1073,7 +1446,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1113,7 +1486,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms2_table, ptxgen_form);
@@ -1151,7 +1524,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1194,10 +1567,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms3_table, ptxgen_form);
@@ -1236,7 +1609,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1308,7 +1681,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1347,7 +1720,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms5_table, ptxgen_form);
@@ -1386,7 +1759,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1424,7 +1797,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms6_table, ptxgen_form);
@@ -1463,7 +1836,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1504,10 +1877,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms7_table, ptxgen_form);
@@ -1549,7 +1922,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1642,7 +2015,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
+ * Fixed by this wrapper: ws = false, sp = true, decompress = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
@@ -1733,7 +2106,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -1804,7 +2177,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -1877,7 +2250,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -1948,7 +2321,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -2021,7 +2394,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -2094,7 +2467,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -2169,7 +2542,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -2242,7 +2615,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -2297,7 +2670,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 struct tcgen05_mma_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
 };
 
 /**
@@ -2307,7 +2680,27 @@ struct tcgen05_mma_operands {
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 struct tcgen05_mma_tmem_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+};
+
+/**
+ * The array operands of tcgen05_mma_decompress for these qualifiers, as array types: declare
+ * them as `typename tcgen05_mma_decompress_operands<...>::disable_output_lane disable_output_lane;`
+ * (std::extent gives the register count).
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+struct tcgen05_mma_decompress_operands {
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage))];
+};
+
+/**
+ * The array operands of tcgen05_mma_decompress_tmem for these qualifiers, as array types: declare
+ * them as `typename tcgen05_mma_decompress_tmem_operands<...>::disable_output_lane disable_output_lane;`
+ * (std::extent gives the register count).
+ */
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+struct tcgen05_mma_decompress_tmem_operands {
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage))];
 };
 
 /**
@@ -2317,7 +2710,7 @@ struct tcgen05_mma_tmem_operands {
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 struct tcgen05_mma_sp_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
 };
 
 /**
@@ -2327,7 +2720,7 @@ struct tcgen05_mma_sp_operands {
  */
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
 struct tcgen05_mma_sp_tmem_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
 };
 
 }  // namespace ptxgen::ptx
