@@ -5,9 +5,11 @@
 //   * ptxgen (generated/include): wgmma.mma_async m64n256k16 .f32.bf16.bf16 with both
 //     operands from shared memory (ptxgen::ptx::wgmma_mma_async), its descriptors
 //     (ptxgen::WgmmaDesc, 128B swizzle, K-major), wgmma.fence / commit_group / wait_group.
-//   * hand-written PTX (outside ptxgen's spec): the bulk tensor copy (TMA,
-//     cp.async.bulk.tensor.2d) with tensor maps from cuTensorMapEncodeTiled (taken through
-//     cudaGetDriverEntryPointByVersion: no link against libcuda), mbarriers, setmaxnreg.
+//   * ptxgen too: the bulk tensor copy (TMA, cp.async.bulk.tensor.2d, ptxgen::ptx::
+//     cp_async_bulk_tensor_load) with tensor maps from cuTensorMapEncodeTiled (taken through
+//     cudaGetDriverEntryPointByVersion: no link against libcuda), the mbarriers
+//     (mbarrier_init / arrive / arrive_expect_tx / try_wait_parity), fence_mbarrier_init and
+//     setmaxnreg. The example holds no asm statement (tests/test_async_examples.py).
 //
 // Structure: a persistent kernel, one CTA per SM, 3 warpgroups. Warpgroup 0 is the
 // producer (one thread issues TMA loads of 128 x 64 tiles of A and 256 x 64 tiles of B
@@ -19,6 +21,10 @@
 // ptxgen first: <cuda_bf16.h> included before generated/include/ptxgen/ptx/target.hpp makes
 // nvcc 13.0 report warning #62-D ("shift count is negative") in target.hpp's supported()
 // during the host pass (PTXGEN_PTX_TARGET is -1 there).
+#include <ptxgen/ptx/cp_async_bulk_tensor.hpp>
+#include <ptxgen/ptx/fence.hpp>
+#include <ptxgen/ptx/mbarrier.hpp>
+#include <ptxgen/ptx/sync.hpp>
 #include <ptxgen/ptx/wgmma.hpp>
 #include <ptxgen/wgmma_desc.hpp>
 
@@ -48,46 +54,34 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// ---- mbarrier, TMA, setmaxnreg: plain PTX (not part of ptxgen's spec) ------------------
+// ---- ptxgen: mbarrier, TMA, setmaxnreg (generated/include/ptxgen/ptx/{mbarrier,
+// cp_async_bulk_tensor,fence,sync}.hpp) ---------------------------------------------------
+// The mbarriers are std::uint64_t objects in shared memory; the wrappers take the pointer
+// (or its 32-bit shared address) and the tensor maps as const void* with int coordinates.
+constexpr auto SHARED_CTA = mbarrier_arrive_space::shared_cta;
+
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+  mbarrier_init<mbarrier_init_layout::none, mbarrier_init_space::shared_cta>(bar, count);
 }
 __device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
-               "r"(bytes)
-               : "memory");
+  mbarrier_arrive_expect_tx<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, SHARED_CTA>(
+      bar, bytes);
 }
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+  mbarrier_arrive<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, SHARED_CTA>(bar);
 }
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
-  const std::uint32_t addr = smem_u32(bar);
-  std::uint32_t done;
-  do {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-        "selp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
-  } while (!done);
+  const shared_address addr(bar);
+  while (!mbarrier_try_wait_parity<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none,
+                                   mbarrier_try_wait_space::shared_cta>(addr, parity)) {
+  }
 }
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1,
                                             std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
-      : "memory");
-}
-template <int R>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
-}
-template <int R>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
+  const int coords[2] = {c0, c1};
+  cp_async_bulk_tensor_load<cp_async_bulk_tensor_dim::dim_2d,
+                            cp_async_bulk_tensor_dst::shared_cluster,
+                            cp_async_bulk_tensor_load_mode::tile>(dst, map, coords, bar);
 }
 
 // ---- ptxgen: descriptors and wgmma -----------------------------------------------------
@@ -137,13 +131,13 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], CONSUMERS);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    fence_mbarrier_init();
   }
   __syncthreads();
 
   if (wg == 0) {
     // Producer.
-    setmaxnreg_dec<40>();
+    setmaxnreg<setmaxnreg_action_action::dec>(imm<40>);
     if (tid == 0) {
       int it = 0;
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -160,7 +154,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   } else {
     // Consumers: warpgroup c computes rows 64c..64c+63 of the tile.
-    setmaxnreg_inc<232>();
+    setmaxnreg<setmaxnreg_action_action::inc>(imm<232>);
     const int c = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
     float d[BN / 2];

@@ -66,9 +66,15 @@ NS = "ptxgen::ptx"
 
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
-       "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4)}
+       "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4),
+       "b16": ("std::uint16_t", "h", 7)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
+# address operands with an ``object``: (object, register type) -> C++ type, constraint, code;
+# a shared_address is passed as its .value
+OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
+                  ("shared", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
+                  ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
 VECTOR_MACRO_MIN = 8  # vectors this long use the shared operand-list macros
 
 
@@ -108,7 +114,10 @@ def is_enum(q: Qualifier) -> bool:
     return not q.flag and not q.numeric
 
 
-def operand_type(typ: str, kind: str, access: str = "read") -> tuple[str, str, int]:
+def operand_type(typ: str, kind: str, access: str = "read",
+                 obj: str | None = None) -> tuple[str, str, int]:
+    if kind == "address" and (obj, typ) in OBJECT_ADDRESS:
+        return OBJECT_ADDRESS[(obj, typ)]
     if kind == "address" and typ == "b64":
         return GENERIC_ADDRESS[access]
     return REG[typ]
@@ -445,6 +454,7 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
+        ret: tuple[str, str, str] | None = None  # returned output: type, asm type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
         for u in first.operands:
@@ -452,7 +462,21 @@ class _Wrapper:
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             alt = next((a for a in op.choice if a.name == u.name), None)
             pname = escape.ident(u.name)
-            if u.kind == "predicate":
+            if u.kind == "sink":
+                continue
+            if u.kind in ("register", "predicate") and op.io == "out":
+                if ret is not None:
+                    raise ValueError(f"{ins.name}: wrapper {name} returns more than one value")
+                ret = ("bool", "std::uint32_t", pname) if u.kind == "predicate" else (
+                    operand_type(str(u.type), u.kind)[0],) * 2 + (pname,)
+                continue
+            if u.kind == "tensor":
+                elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
+                arrays.append(f"class {elem}, decltype(sizeof(0)) {length}")
+                params.append(f"const void* {pname}_map")
+                params.append(f"const {elem} (&{pname}_coords)[{length}]")
+                array_checks += self.array_checks(op, alt, u.name, elem, length)
+            elif u.kind == "predicate":
                 params.append(f"bool {pname}")
             elif u.kind == "immediate":
                 tp = tparam(u.name)
@@ -475,7 +499,7 @@ class _Wrapper:
                 array_checks += self.array_checks(op, alt, u.name, elem, length)
             else:
                 params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
-        rules = []
+        rules: list[tuple[str, str | None]] = []
         for r in ins.rules:
             holds = _or(_not(cond.cond(r.when)),
                         _and(cond.cond(r.require),
@@ -504,9 +528,20 @@ class _Wrapper:
         # template per form (found by the compiler in constant time), whose run()
         # takes the operands generically and holds the form's asm statement.
         run_params, call_args, imm_refs = [], [], {}
+        run_tparams: list[str] = []
         for i, u in enumerate(first.operands):
             pname = escape.ident(u.name)
-            if u.kind == "immediate":
+            if u.kind == "sink":
+                continue
+            run_tparams.append(f"class PtxgenT{i}")
+            if ret is not None and pname == ret[2]:
+                run_params.append(f"PtxgenT{i}& {pname}")
+            elif u.kind == "tensor":
+                run_tparams.append(f"class PtxgenU{i}")
+                run_params += [f"PtxgenT{i} {pname}_map", f"const PtxgenU{i}& {pname}_coords"]
+                call_args += [f"{pname}_map", f"{pname}_coords"]
+                continue
+            elif u.kind == "immediate":
                 run_params.append(f"PtxgenT{i}")
                 imm_refs[u.name] = f"PtxgenT{i}::value"
             elif u.kind == "immediates":
@@ -527,15 +562,21 @@ class _Wrapper:
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
-        return {"name": name, "arrays": arrays_of,
+        result: list[tuple[str, str | None]] = []
+        if ret is not None:
+            result = [(f"{ret[1]} {ret[2]}{{}};", "local")]
+        return {"name": name, "arrays": arrays_of, "ret": ret[0] if ret else "void",
+                "result": (f"return {ret[2]} != 0;" if ret[0] == "bool" else f"return {ret[2]};")
+                if ret else None,
                 "qualifier_template": ", ".join(self.template_params()),
                 "template": ", ".join(tps), "params": params, "statements": _statements(
-                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
+                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks
+                    + result),
                 "fallback": fallback, "doc": doc,
                 "struct": struct, "struct_params": ", ".join(struct_params),
                 "struct_args": ", ".join(p.rsplit(" ", 1)[1] for p in struct_params),
                 "dependent": struct_params[0].rsplit(" ", 1)[1] if struct_params else None,
-                "run_tparams": ", ".join(f"class PtxgenT{i}" for i in range(len(first.operands))),
+                "run_tparams": ", ".join(run_tparams),
                 "run_params": ", ".join(run_params), "call_args": ", ".join(call_args),
                 "specializations": specs, "direct": direct}
 
@@ -583,8 +624,8 @@ class _Wrapper:
     def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
         spec = alt.type if alt is not None else op.type
         if not isinstance(spec, dict):
-            return operand_type(str(spec), kind, op.access)[0]
-        code = {k: operand_type(k, kind, op.access)[2] for k in REG}
+            return operand_type(str(spec), kind, op.access, op.object)[0]
+        code = {k: operand_type(k, kind, op.access, op.object)[2] for k in REG}
         helper = self.helpers.value_helper(
             op.name if alt is None else alt.name, "type", [(None, spec)],
             lambda v: -1 if v is None else code[str(v)], "int")
@@ -653,7 +694,9 @@ class _Wrapper:
         # Operand numbering: outputs first, then inputs, in syntax order.
         uses = f.operands
         n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
-                    and self.io(u.name) in ("out", "inout"))
+                    and self.io(u.name) in ("out", "inout")) + sum(
+            1 for u in uses if u.kind in ("register", "predicate") and self.io(u.name) == "out")
+        post = ""
         nxt_out, nxt_in = 0, n_out
         for u in uses:
             io = self.io(u.name)
@@ -677,10 +720,31 @@ class _Wrapper:
                     nxt_out += count
                 else:
                     nxt_in += count
-            elif u.kind in ("register", "address"):
+            elif u.kind == "sink":
+                texts.append("_")
+            elif u.kind == "predicate" and io == "out":
+                texts.append("ptxgen_po")
+                post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, ptxgen_po;"
+                outs.append(f"\"=r\"({pname})")
+                nxt_out += 1
+            elif u.kind == "register" and io == "out":
                 _, cons, _ = operand_type(str(u.type), u.kind)
+                texts.append(f"%{nxt_out}")
+                outs.append(f"\"={cons}\"({pname})")
+                nxt_out += 1
+            elif u.kind == "tensor":
+                count = u.count or 0
+                texts.append(f"[%{nxt_in}, {{" + ", ".join(
+                    f"%{nxt_in + 1 + i}" for i in range(count)) + "}]")
+                ins_.append(f"\"l\"({pname}_map)")
+                _, cons, _ = operand_type(str(u.type), "vector")
+                ins_.extend(f"\"{cons}\"({pname}_coords[{i}])" for i in range(count))
+                nxt_in += 1 + count
+            elif u.kind in ("register", "address"):
+                _, cons, code = operand_type(str(u.type), u.kind, u.access, u.object)
                 texts.append(f"[%{nxt_in}]" if u.kind == "address" else f"%{nxt_in}")
-                ins_.append(f"\"{cons}\"({pname})")
+                ins_.append(f"\"{cons}\"({pname}.value)" if code == 8 else
+                            f"\"{cons}\"({pname})")
                 nxt_in += 1
             elif u.kind == "predicate":
                 pred = f"%{nxt_in}"
@@ -702,6 +766,8 @@ class _Wrapper:
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
+        if post:
+            body = (f"\"{{\\n\\t.reg .pred ptxgen_po;\\n\\t\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         out_s = ", ".join(outs)
         in_s = ", ".join(ins_)
@@ -742,6 +808,22 @@ class _Wrapper:
         return escape.cpp_block_comment("\n".join(lines))
 
 
+def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
+    """Two overloads of one function name must differ in their parameter types (forms
+    whose operands differ only in name, such as count / tx_count, need distinct wrapper
+    names in the spec)."""
+    seen: dict[tuple[str, ...], str] = {}
+    for f in functions:
+        key = (f["name"], f["template"].count(","),
+               *(p.rsplit(" ", 1)[0] for p in f["params"]))
+        doc = f["doc"].split("\n", 1)[0]
+        if key in seen:
+            raise ValueError(f"{ins.spec_file}: {ins.name}: two forms of wrapper {f['name']} "
+                             f"take the same parameter types ({', '.join(key[2:])}); split the "
+                             f"wrapper in the spec's wrappers list")
+        seen[key] = doc
+
+
 def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
@@ -766,6 +848,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 name = error_name(w, iset.targets, sup.targets, sup.since)
                 externs[name] = None
             overloads = wr.overloads()
+            _check_distinct(ins, functions + overloads)
             functions += overloads
             for ov in overloads:  # one array-operand trait per function name
                 if not ov["arrays"] or ov["name"] in traits:
@@ -820,7 +903,8 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
                  "ptx": v[0] * 10 + v[1], "ptx_text": f"{v[0]}.{v[1]}"}
                 for v, c in sorted(first.items(), reverse=True)]
     reg_types = sorted({(code, ctype) for ctype, _, code in
-                        [*REG.values(), *GENERIC_ADDRESS.values()]})
+                        [*REG.values(), *GENERIC_ADDRESS.values(),
+                         *OBJECT_ADDRESS.values()]})
     newer = escape.ident(f"ptxgen_target_newer_than_the_spec_ptx_isa_{t.newest.replace('.', '_')}"
                          "_update_it_with_ptxgen_probe_and_generate_or_define_"
                          "PTXGEN_PTX_ALLOW_NEWER_TARGETS")

@@ -233,6 +233,19 @@ struct imms_t {
 template <int... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
+/// A 32-bit address in the shared state space (.shared / .shared::cta / .shared::cluster):
+/// built from a pointer to shared memory (converted with __cvta_generic_to_shared) or from
+/// the 32-bit address itself (for example a .shared::cluster address from mapa).
+struct shared_address {
+    std::uint32_t value;
+    PTXGEN_PTX_DEVICE constexpr shared_address(std::uint32_t address) : value(address) {}
+#if defined(__CUDACC__)
+    PTXGEN_PTX_DEVICE shared_address(const volatile void* pointer)
+        : value(static_cast<std::uint32_t>(__cvta_generic_to_shared(
+              const_cast<const void*>(pointer)))) {}
+#endif
+};
+
 namespace detail {
 
 // The C++ type of a register type code; reg_or_t is PtxgenOther for a code that is not
@@ -245,6 +258,9 @@ template <class PtxgenOther> struct reg_or<3, PtxgenOther> { using type = float;
 template <class PtxgenOther> struct reg_or<4, PtxgenOther> { using type = double; };
 template <class PtxgenOther> struct reg_or<5, PtxgenOther> { using type = const void*; };
 template <class PtxgenOther> struct reg_or<6, PtxgenOther> { using type = void*; };
+template <class PtxgenOther> struct reg_or<7, PtxgenOther> { using type = std::uint16_t; };
+template <class PtxgenOther> struct reg_or<8, PtxgenOther> { using type = ::ptxgen::ptx::shared_address; };
+template <class PtxgenOther> struct reg_or<9, PtxgenOther> { using type = std::uint64_t*; };
 template <int PtxgenCode, class PtxgenOther = void>
 using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
 template <int PtxgenCode>
@@ -304,6 +320,11 @@ PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] float& x) {
 PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::int32_t& x) {
 #if defined(__CUDA_ARCH__)
     asm volatile("" : "+r"(x) : : "memory");
+#endif
+}
+PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint16_t& x) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+h"(x) : : "memory");
 #endif
 }
 PTXGEN_PTX_DEVICE void fence_operand([[maybe_unused]] std::uint32_t& x) {
