@@ -4214,6 +4214,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "barrier_cluster_wait", "when": {"action": "wait"}},
                     ],
                 },
+                {
+                    "name": "mapa",
+                    "id": "mapa_address",
+                    "qualifiers": [
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": ["shared::cluster"],
+                            "optional": True,
+                        },
+                        {"name": "type", "text": ".{}", "values": ["u32", "u64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {"by": "type", "values": {"u32": "b32", "u64": "b64"}},
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"u32": "b32", "u64": "b64"}},
+                        },
+                        {"name": "b", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [{"id": "mapa", "when": {}, "targets": ["sm_90+"], "since": "7.8"}],
+                    "wrappers": [{"name": "mapa", "when": {}}],
+                },
             ],
         },
     ),
@@ -5277,6 +5306,7 @@ FORM_COUNTS: dict[str, int] = {
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
     "barrier_cluster": 10,
+    "mapa_address": 4,
     "tcgen05_mma": 1568,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
@@ -5324,6 +5354,7 @@ FORM_DIGESTS: dict[str, str] = {
     "setmaxnreg_action": "6b1fa790ba422cb9f7765a3650b1c4fade12a2f87fbb4d1025f5d1ee333514e0",
     "griddepcontrol_action": "64dc3f919a38f502b0859b444e35af72b46807b4e315b7a2c8cc3cf88e3716c9",
     "barrier_cluster": "399a0f68b02d514cc2edbde3ec885bb96619055b1525e44608fc7956ee49ed32",
+    "mapa_address": "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
     "tcgen05_mma": "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
     "wgmma_mma_async": "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp": "9485c735eba8462f62fa544497bddb1f1511d502c896ba8662ca9d403e28530a",
@@ -6939,6 +6970,43 @@ def barrier_cluster(
     })
 
 
+def mapa_address(
+    *,
+    space: str | None = None,
+    type: str,
+    d: str,
+    a: str,
+    b: str | int,
+) -> str:
+    """``mapa``: map an address of this CTA's shared memory to the same variable in another CTA
+    of the cluster.
+
+    d is the address of the variable at address a in the shared memory of the CTA of rank b
+    in the cluster: a .shared::cluster address with .shared::cluster (a is then a
+    .shared::cta address), a generic address without a state space.
+
+    Qualifiers:
+        space: one of shared::cluster (None leaves it out). .shared::cluster maps a
+            .shared::cta address to a .shared::cluster address; generic without it
+        type: one of u32, u64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the mapped address (returned).
+        a: the address in this CTA's shared memory (.shared::cta with .shared::cluster, else
+            generic).
+        b: the rank of the target CTA in the cluster.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mapa_address"), {
+        "space": space,
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    })
+
+
 def tcgen05_mma(
     *,
     ws: bool = False,
@@ -7264,6 +7332,7 @@ __all__ = [
     "griddepcontrol_action",
     "instruction_set",
     "ldmatrix",
+    "mapa_address",
     "mbarrier_arrive",
     "mbarrier_arrive_drop",
     "mbarrier_check_layout",

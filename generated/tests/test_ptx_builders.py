@@ -60,6 +60,7 @@ INSTRUCTIONS = [
     "setmaxnreg_action",
     "griddepcontrol_action",
     "barrier_cluster",
+    "mapa_address",
     "tcgen05_mma",
     "wgmma_mma_async",
     "wgmma_mma_async_sp",

@@ -468,7 +468,7 @@ class _Wrapper:
                 if ret is not None:
                     raise ValueError(f"{ins.name}: wrapper {name} returns more than one value")
                 ret = ("bool", "std::uint32_t", pname) if u.kind == "predicate" else (
-                    operand_type(str(u.type), u.kind)[0],) * 2 + (pname,)
+                    self.operand_ctype(op, alt, u.kind),) * 2 + (pname,)
                 continue
             if u.kind == "tensor":
                 elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
