@@ -88,10 +88,10 @@ __device__ __forceinline__ void cp_async_bulk_tensor_2d_global_to_shared_multica
     void* dst, const CUtensorMap* map, int c0, int c1, std::uint64_t* bar,
     std::uint16_t cta_mask) {
   const int coords[2] = {c0, c1};
-  px::cp_async_bulk_tensor_load<px::cp_async_bulk_tensor_dim::dim_2d,
-                                px::cp_async_bulk_tensor_dst::shared_cluster,
-                                px::cp_async_bulk_tensor_load_mode::tile,
-                                px::cp_async_bulk_tensor_multicast::multicast_cluster>(
+  px::cp_async_bulk_tensor_load_multicast<px::cp_async_bulk_tensor_dim::dim_2d,
+                                          px::cp_async_bulk_tensor_dst::shared_cluster,
+                                          px::cp_async_bulk_tensor_load_mode::tile,
+                                          px::cp_async_bulk_tensor_multicast::multicast_cluster>(
       dst, map, coords, bar, cta_mask);
 }
 

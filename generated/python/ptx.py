@@ -246,7 +246,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"id": "ignore-src", "when": {"ignore_src": True}, "since": "7.5"},
                     ],
-                    "wrappers": [{"name": "cp_async", "when": {}}],
+                    "wrappers": [
+                        {"name": "cp_async", "when": {"src_size": False, "ignore_src": False}},
+                        {"name": "cp_async_src_size", "when": {"src_size": True}},
+                        {"name": "cp_async_ignore_src", "when": {"ignore_src": True}},
+                    ],
                 },
                 {
                     "name": "cp.async.commit_group",
@@ -524,7 +528,36 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "9.4",
                         },
                     ],
-                    "wrappers": [{"name": "cp_async_bulk", "when": {}}],
+                    "wrappers": [
+                        {
+                            "name": "cp_async_bulk",
+                            "when": {"src": "global", "multicast": "none", "ignore_oob": False},
+                        },
+                        {
+                            "name": "cp_async_bulk_multicast_cluster",
+                            "when": {
+                                "src": "global",
+                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "ignore_oob": False,
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_ignore_oob",
+                            "when": {"src": "global", "ignore_oob": True},
+                        },
+                        {
+                            "name": "cp_async_bulk_shared_to_cluster",
+                            "when": {"src": "shared::cta", "dst": "shared::cluster"},
+                        },
+                        {
+                            "name": "cp_async_bulk_to_global",
+                            "when": {"dst": "global", "cp_mask": False},
+                        },
+                        {
+                            "name": "cp_async_bulk_to_global_cp_mask",
+                            "when": {"dst": "global", "cp_mask": True},
+                        },
+                    ],
                 },
                 {
                     "name": "cp.async.bulk.prefetch",
@@ -734,7 +767,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
-                    "wrappers": [{"name": "cp_reduce_async_bulk", "when": {}}],
+                    "wrappers": [
+                        {"name": "cp_reduce_async_bulk", "when": {"dst": "shared::cluster"}},
+                        {"name": "cp_reduce_async_bulk_to_global", "when": {"dst": "global"}},
+                    ],
                 },
                 {
                     "name": "cp.async.bulk.commit_group",
@@ -1000,6 +1036,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["none", "tile", "tile::gather4"],
+                                "multicast": "none",
                             },
                         },
                         {
@@ -1007,6 +1044,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": "im2col",
+                                "multicast": "none",
                             },
                         },
                         {
@@ -1014,6 +1052,31 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["im2col::w", "im2col::w::128"],
+                                "multicast": "none",
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_load_multicast",
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "load_mode": ["none", "tile", "tile::gather4"],
+                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_load_im2col_multicast",
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "load_mode": "im2col",
+                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_load_im2col_w_multicast",
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "load_mode": ["im2col::w", "im2col::w::128"],
+                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
                             },
                         },
                         {"name": "cp_async_bulk_tensor_store", "when": {"dst": "global"}},
@@ -1957,7 +2020,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "mbarrier_arrive_no_complete", "when": {"op": "noComplete"}},
                         {
-                            "name": "mbarrier_arrive_multicast",
+                            "name": "mbarrier_arrive_multicast_cluster",
                             "when": {"op": "none", "multicast": "multicast::cluster::32b"},
                         },
                         {
@@ -2143,7 +2206,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "mbarrier_arrive_drop_no_complete", "when": {"op": "noComplete"}},
                         {
-                            "name": "mbarrier_arrive_drop_multicast",
+                            "name": "mbarrier_arrive_drop_multicast_cluster",
                             "when": {"op": "none", "multicast": "multicast::cluster::32b"},
                         },
                         {
@@ -2230,7 +2293,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [
                         {"name": "mbarrier_expect_tx", "when": {"multicast": "none"}},
                         {
-                            "name": "mbarrier_expect_tx_multicast",
+                            "name": "mbarrier_expect_tx_multicast_cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
                         },
                     ],
@@ -2313,7 +2376,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [
                         {"name": "mbarrier_complete_tx", "when": {"multicast": "none"}},
                         {
-                            "name": "mbarrier_complete_tx_multicast",
+                            "name": "mbarrier_complete_tx_multicast_cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
                         },
                     ],

@@ -808,19 +808,28 @@ class _Wrapper:
         return escape.cpp_block_comment("\n".join(lines))
 
 
+def _param_class(param: str) -> str:
+    """What overload resolution tells apart: arrays, immediate tags, other values."""
+    if "(&" in param:
+        return "array"
+    if param.startswith(("imm_t<", "imms_t<")):
+        return param.split("<", 1)[0]
+    return "value"
+
+
 def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
     """Two overloads of one function name must differ in their parameter types (forms
     whose operands differ only in name, such as count / tx_count, need distinct wrapper
     names in the spec)."""
     seen: dict[tuple[str, ...], str] = {}
     for f in functions:
-        key = (f["name"], f["template"].count(","),
-               *(p.rsplit(" ", 1)[0] for p in f["params"]))
-        doc = f["doc"].split("\n", 1)[0]
+        key = (f["name"], *(_param_class(p) for p in f["params"]))
+        doc = ", ".join(p.rsplit(" ", 1)[-1] for p in f["params"])
         if key in seen:
             raise ValueError(f"{ins.spec_file}: {ins.name}: two forms of wrapper {f['name']} "
-                             f"take the same parameter types ({', '.join(key[2:])}); split the "
-                             f"wrapper in the spec's wrappers list")
+                             f"take as many operands of the same kinds ({seen[key]} / {doc}), which "
+                             f"makes calls ambiguous; split the wrapper in the spec's wrappers "
+                             f"list")
         seen[key] = doc
 
 
@@ -859,6 +868,10 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                                       "function": ov["name"],
                                       "template": ov["qualifier_template"],
                                       "arrays": list(arrays.values())}
+        clash = {f["name"] for f in functions} & {e["name"] for e in enums}
+        if clash:
+            raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) {', '.join(sorted(clash))} "
+                             f"are also the enum of a qualifier (instruction id + qualifier name)")
         helpers += list(hp.defs.values())
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
@@ -977,9 +990,15 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             ops = []
             for u in f.operands:
                 kind = u.kind
-                ctype = operand_type(str(u.type), kind, u.access)[0] \
+                if kind == "sink":
+                    continue
+                ctype = operand_type(str(u.type), kind, u.access, u.object)[0] \
                     if u.type and u.type != "pred" \
                     else "bool"
+                if ctype == OBJECT_ADDRESS[("shared", "b32")][0]:
+                    ctype = "std::uint32_t"  # converts to a shared_address
+                if wr.io(u.name) == "out" and kind in ("register", "predicate"):
+                    kind = "returned"
                 ops.append({"name": u.name, "kind": kind, "ctype": ctype, "count": u.count,
                             "io": wr.io(u.name), "values": u.values,
                             "elements": [v for _, v in u.elements]})

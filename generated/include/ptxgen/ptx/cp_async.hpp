@@ -62,11 +62,13 @@ enum class cp_async_mbarrier_arrive_type : int {
 
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 
@@ -291,383 +293,7 @@ struct cp_async_forms1 {
     }
 };
 template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
- *
- * Fixed by this wrapper: src = global.
- * Template parameters:
- *   PtxgenCache: cache (ca, cg).
- *   PtxgenSpace: space (shared, shared::cta).
- *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B). also prefetch this much of the source into L2
- * Operands:
- *   dst_mem: 32-bit shared address of the destination (cp-size aligned)
- *   src_mem: global address of the source
- *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
- *   ignore_src: when true, do not read the source (zero-fill)
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
-PTXGEN_PTX_DEVICE void cp_async(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* src_mem,
-    imm_t<PtxgenCpSize> cp_size,
-    bool ignore_src
-) {
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
-                  "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src);
-}
-
-namespace detail {
-
-// The forms of cp_async, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms2<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
- *
- * Fixed by this wrapper: src = global.
- * Template parameters:
- *   PtxgenCache: cache (ca, cg).
- *   PtxgenSpace: space (shared, shared::cta).
- *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B). also prefetch this much of the source into L2
- * Operands:
- *   dst_mem: 32-bit shared address of the destination (cp-size aligned)
- *   src_mem: global address of the source
- *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
- *   src_size: read only this many bytes and zero-fill the rest
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
-PTXGEN_PTX_DEVICE void cp_async(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* src_mem,
-    imm_t<PtxgenCpSize> cp_size,
-    std::uint32_t src_size
-) {
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
-                  "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms2<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size);
-}
-
-namespace detail {
-
-// The forms of cp_async, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
     // cp.async.ca.shared.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -676,7 +302,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -685,7 +311,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -694,7 +320,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -703,7 +329,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
     // cp.async.ca.shared::cta.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -712,7 +338,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -721,7 +347,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -730,7 +356,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -739,7 +365,7 @@ struct cp_async_forms3<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
     // cp.async.cg.shared.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -748,7 +374,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -757,7 +383,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -766,7 +392,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -775,7 +401,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared, true, cp_asyn
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
     // cp.async.cg.shared::cta.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -784,7 +410,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -793,7 +419,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -802,7 +428,7 @@ struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_
     }
 };
 template <>
-struct cp_async_forms3<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
@@ -840,14 +466,14 @@ PTXGEN_PTX_DEVICE void cp_async(
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms3<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, cache_policy);
+    detail::cp_async_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, cache_policy);
 }
 
 namespace detail {
 
-// The forms of cp_async, one specialization each.
+// The forms of cp_async_src_size, one specialization each.
 template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms4 {
+struct cp_async_src_size_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenCache>,
@@ -855,147 +481,147 @@ struct cp_async_forms4 {
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
+    // cp.async.ca.shared.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         asm volatile("cp.async.ca.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
+    // cp.async.ca.shared::cta.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         asm volatile("cp.async.ca.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared::cta.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared::cta.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared::cta.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
+    // cp.async.cg.shared.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         asm volatile("cp.async.cg.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
+    // cp.async.cg.shared::cta.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         asm volatile("cp.async.cg.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared::cta.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared::cta.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 template <>
-struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared::cta.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         asm volatile("cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
     }
 };
 
@@ -1014,30 +640,28 @@ struct cp_async_forms4<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_
  *   dst_mem: 32-bit shared address of the destination (cp-size aligned)
  *   src_mem: global address of the source
  *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
- *   ignore_src: when true, do not read the source (zero-fill)
- *   cache_policy: the L2 cache policy (createpolicy)
+ *   src_size: read only this many bytes and zero-fill the rest
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
-PTXGEN_PTX_DEVICE void cp_async(
+PTXGEN_PTX_DEVICE void cp_async_src_size(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
     imm_t<PtxgenCpSize> cp_size,
-    bool ignore_src,
-    std::uint64_t cache_policy
+    std::uint32_t src_size
 ) {
-    static_assert(PtxgenCacheHint,
-                  "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms4<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src, cache_policy);
+    detail::cp_async_src_size_forms0<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size);
 }
 
 namespace detail {
 
-// The forms of cp_async, one specialization each.
+// The forms of cp_async_src_size, one specialization each.
 template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms5 {
+struct cp_async_src_size_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenCache>,
@@ -1045,146 +669,146 @@ struct cp_async_forms5 {
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
     // cp.async.ca.shared.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
     // cp.async.ca.shared.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
     // cp.async.ca.shared::cta.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
     // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
     // cp.async.cg.shared.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
     // cp.async.cg.shared.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
     // cp.async.cg.shared::cta.global.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
     // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
                          asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
     }
 };
@@ -1209,7 +833,7 @@ struct cp_async_forms5<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
-PTXGEN_PTX_DEVICE void cp_async(
+PTXGEN_PTX_DEVICE void cp_async_src_size(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
     imm_t<PtxgenCpSize> cp_size,
@@ -1220,7 +844,385 @@ PTXGEN_PTX_DEVICE void cp_async(
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms5<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size, cache_policy);
+    detail::cp_async_src_size_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size, cache_policy);
+}
+
+namespace detail {
+
+// The forms of cp_async_ignore_src, one specialization each.
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
+struct cp_async_ignore_src_forms0 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenCache>,
+                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
+    // cp.async.ca.shared.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
+    // cp.async.ca.shared::cta.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared::cta.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared::cta.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared::cta.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
+    // cp.async.cg.shared.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
+    // cp.async.cg.shared::cta.global
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared::cta.global.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared::cta.global.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared::cta.global.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
+ *
+ * Fixed by this wrapper: src = global.
+ * Template parameters:
+ *   PtxgenCache: cache (ca, cg).
+ *   PtxgenSpace: space (shared, shared::cta).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B). also prefetch this much of the source into L2
+ * Operands:
+ *   dst_mem: 32-bit shared address of the destination (cp-size aligned)
+ *   src_mem: global address of the source
+ *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
+ *   ignore_src: when true, do not read the source (zero-fill)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
+    imm_t<PtxgenCpSize> cp_size,
+    bool ignore_src
+) {
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
+    static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
+                  "ptxgen: cp.async: immediate cp_size is out of range for this form");
+    detail::cp_async_ignore_src_forms0<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src);
+}
+
+namespace detail {
+
+// The forms of cp_async_ignore_src, one specialization each.
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
+struct cp_async_ignore_src_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenCache>,
+                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
+    // cp.async.ca.shared.global.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared.global.L2::cache_hint.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared.global.L2::cache_hint.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared.global.L2::cache_hint.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+    // cp.async.ca.shared::cta.global.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
+    // cp.async.cg.shared.global.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared.global.L2::cache_hint.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared.global.L2::cache_hint.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared.global.L2::cache_hint.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
+    // cp.async.cg.shared::cta.global.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
+    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
+    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
+    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
+ *
+ * Fixed by this wrapper: src = global.
+ * Template parameters:
+ *   PtxgenCache: cache (ca, cg).
+ *   PtxgenSpace: space (shared, shared::cta).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B). also prefetch this much of the source into L2
+ * Operands:
+ *   dst_mem: 32-bit shared address of the destination (cp-size aligned)
+ *   src_mem: global address of the source
+ *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
+ *   ignore_src: when true, do not read the source (zero-fill)
+ *   cache_policy: the L2 cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
+    imm_t<PtxgenCpSize> cp_size,
+    bool ignore_src,
+    std::uint64_t cache_policy
+) {
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
+                  "ptxgen: cp.async: immediate cp_size is out of range for this form");
+    detail::cp_async_ignore_src_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src, cache_policy);
 }
 
 /**

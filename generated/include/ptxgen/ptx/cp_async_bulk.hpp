@@ -136,16 +136,22 @@ enum class cp_reduce_async_bulk_type : int {
 
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem([[maybe_unused]] cp_async_bulk_dst dst, [[maybe_unused]] cp_async_bulk_src src, [[maybe_unused]] cp_async_bulk_completion completion, [[maybe_unused]] cp_async_bulk_multicast multicast, [[maybe_unused]] bool ignore_oob, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_report report, [[maybe_unused]] bool cp_mask) {
     if ((dst == cp_async_bulk_dst::dst_global)) {
@@ -189,7 +195,7 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool re
 namespace detail {
 
 // The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
+template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
 struct cp_async_bulk_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -198,7 +204,7 @@ struct cp_async_bulk_forms0 {
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -207,7 +213,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -216,7 +222,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -225,7 +231,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -234,7 +240,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -243,7 +249,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -252,7 +258,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -261,7 +267,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -270,7 +276,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -279,7 +285,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -288,7 +294,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -297,7 +303,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -306,7 +312,7 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -315,21 +321,12 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false> {
-    // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
     }
 };
 
@@ -338,15 +335,11 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cp_mask = false.
  * Template parameters:
  *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -354,34 +347,22 @@ struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
  *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
+template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms0<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, mbar);
+    detail::cp_async_bulk_forms0<PtxgenDst, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
+template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
 struct cp_async_bulk_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -390,7 +371,7 @@ struct cp_async_bulk_forms1 {
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -399,7 +380,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -408,7 +389,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -417,7 +398,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -426,7 +407,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -435,7 +416,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -444,7 +425,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -453,7 +434,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::sr
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -462,7 +443,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -471,7 +452,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -480,7 +461,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -489,7 +470,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -498,7 +479,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -507,7 +488,7 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
     }
 };
 template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
@@ -521,15 +502,11 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cp_mask = false.
  * Template parameters:
  *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -538,325 +515,153 @@ struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
+template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms1<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, mbar, cache_policy);
+    detail::cp_async_bulk_forms1<PtxgenDst, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cache_policy);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms2 {
+// The forms of cp_async_bulk_multicast_cluster, one specialization each.
+template <cp_async_bulk_multicast PtxgenMulticast, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
+struct cp_async_bulk_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenMulticast>,
                       "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_async_bulk_forms2<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, false, cp_async_bulk_report::none, false> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms2<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, false, cp_async_bulk_report::mbarrier_report_disabled, false> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
- *
- * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
- *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
- * Operands:
- *   dst_mem: destination (32-bit shared address, or a global address)
- *   src_mem: source (global address, or 32-bit shared::cta address)
- *   size: the number of bytes, a multiple of 16
- *   ignore_bytes_left:
- *   ignore_bytes_right:
- *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
-    std::uint32_t size,
-    std::uint32_t ignore_bytes_left,
-    std::uint32_t ignore_bytes_right,
-    ::ptxgen::ptx::shared_address mbar
-) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(PtxgenIgnoreOob,
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is only allowed when ignore_oob = true");
-    static_assert(PtxgenIgnoreOob,
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is only allowed when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms2<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_forms3<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, true, cp_async_bulk_report::none, false> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms3<cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, true, cp_async_bulk_report::mbarrier_report_disabled, false> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
- *
- * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
- *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
- * Operands:
- *   dst_mem: destination (32-bit shared address, or a global address)
- *   src_mem: source (global address, or 32-bit shared::cta address)
- *   size: the number of bytes, a multiple of 16
- *   ignore_bytes_left:
- *   ignore_bytes_right:
- *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
- *   cache_policy:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
-    std::uint32_t size,
-    std::uint32_t ignore_bytes_left,
-    std::uint32_t ignore_bytes_right,
-    ::ptxgen::ptx::shared_address mbar,
-    std::uint64_t cache_policy
-) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(PtxgenIgnoreOob,
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is only allowed when ignore_oob = true");
-    static_assert(PtxgenIgnoreOob,
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is only allowed when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(PtxgenCacheHint,
-                  "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms3<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms4 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
     }
 };
@@ -866,15 +671,11 @@ struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, ignore_oob = false, cp_mask = false.
  * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -883,165 +684,155 @@ struct cp_async_bulk_forms4<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
  *   cta_mask: the destination CTAs (16-bit; 32-bit with ::32b)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+template <cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms4<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, mbar, cta_mask);
+    detail::cp_async_bulk_multicast_cluster_forms0<PtxgenMulticast, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cta_mask);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms5 {
+// The forms of cp_async_bulk_multicast_cluster, one specialization each.
+template <cp_async_bulk_multicast PtxgenMulticast, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
+struct cp_async_bulk_multicast_cluster_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenMulticast>,
                       "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster, false, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::none> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_disabled, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_disabled> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::disabled
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::multicast_cluster_32b, false, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff, false> {
+struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
     // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_element::ff
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
@@ -1051,15 +842,11 @@ struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, ignore_oob = false, cp_mask = false.
  * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -1069,49 +856,191 @@ struct cp_async_bulk_forms5<cp_async_bulk_dst::shared_cluster, cp_async_bulk_src
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+template <cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask,
     std::uint64_t cache_policy
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms5<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    detail::cp_async_bulk_multicast_cluster_forms1<PtxgenMulticast, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms6 {
+// The forms of cp_async_bulk_ignore_oob, one specialization each.
+template <bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
+struct cp_async_bulk_ignore_oob_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenCacheHint>,
                       "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_async_bulk_forms6<cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_ignore_oob_forms0<false, cp_async_bulk_report::none> {
+    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_ignore_oob_forms0<false, cp_async_bulk_report::mbarrier_report_disabled> {
+    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cta, src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = true, cp_mask = false.
+ * Template parameters:
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ * Operands:
+ *   dst_mem: destination (32-bit shared address, or a global address)
+ *   src_mem: source (global address, or 32-bit shared::cta address)
+ *   size: the number of bytes, a multiple of 16
+ *   ignore_bytes_left:
+ *   ignore_bytes_right:
+ *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    std::uint32_t size,
+    std::uint32_t ignore_bytes_left,
+    std::uint32_t ignore_bytes_right,
+    ::ptxgen::ptx::shared_address mbar
+) {
+    static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
+                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
+    detail::cp_async_bulk_ignore_oob_forms0<PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_ignore_oob, one specialization each.
+template <bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
+struct cp_async_bulk_ignore_oob_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenCacheHint>,
+                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_ignore_oob_forms1<true, cp_async_bulk_report::none> {
+    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_ignore_oob_forms1<true, cp_async_bulk_report::mbarrier_report_disabled> {
+    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cta, src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = true, cp_mask = false.
+ * Template parameters:
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ * Operands:
+ *   dst_mem: destination (32-bit shared address, or a global address)
+ *   src_mem: source (global address, or 32-bit shared::cta address)
+ *   size: the number of bytes, a multiple of 16
+ *   ignore_bytes_left:
+ *   ignore_bytes_right:
+ *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
+ *   cache_policy:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    std::uint32_t size,
+    std::uint32_t ignore_bytes_left,
+    std::uint32_t ignore_bytes_right,
+    ::ptxgen::ptx::shared_address mbar,
+    std::uint64_t cache_policy
+) {
+    static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
+                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
+    detail::cp_async_bulk_ignore_oob_forms1<PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+}
+
+/**
+ * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cluster, src = shared::cta, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cache_hint = false, report = none, cp_mask = false.
+ * Operands:
+ *   dst_mem: destination (32-bit shared address, or a global address)
+ *   src_mem: source (global address, or 32-bit shared::cta address)
+ *   size: the number of bytes, a multiple of 16
+ *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> src_mem,
+    std::uint32_t size,
+    ::ptxgen::ptx::shared_address mbar
+) {
+    // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
+    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                     asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_to_global, one specialization each.
+template <bool PtxgenCacheHint>
+struct cp_async_bulk_to_global_forms0 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenCacheHint>,
+                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_to_global_forms0<false> {
     // cp.async.bulk.global.shared::cta.bulk_group
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.global.shared::cta.bulk_group " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
@@ -1121,127 +1050,43 @@ struct cp_async_bulk_forms6<cp_async_bulk_dst::dst_global, cp_async_bulk_src::sh
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = false.
  * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
  *   size: the number of bytes, a multiple of 16
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+template <bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> src_mem,
     std::uint32_t size
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert(!((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms6<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size);
+    detail::cp_async_bulk_to_global_forms0<PtxgenCacheHint>::run(dst_mem, src_mem, size);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms7 {
+// The forms of cp_async_bulk_to_global, one specialization each.
+template <bool PtxgenCacheHint>
+struct cp_async_bulk_to_global_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenCacheHint>,
                       "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_async_bulk_forms7<cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, true> {
-    // cp.async.bulk.global.shared::cta.bulk_group.cp_mask
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 byte_mask) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group.cp_mask " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
- *
- * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
- *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
- * Operands:
- *   dst_mem: destination (32-bit shared address, or a global address)
- *   src_mem: source (global address, or 32-bit shared::cta address)
- *   size: the number of bytes, a multiple of 16
- *   byte_mask:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
-    std::uint32_t size,
-    std::uint16_t byte_mask
-) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert(!((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(PtxgenCpMask,
-                  "ptxgen: cp.async.bulk: operand byte_mask is only allowed when cp_mask = true");
-    detail::cp_async_bulk_forms7<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, byte_mask);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms8 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_forms8<cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::none, false> {
+struct cp_async_bulk_to_global_forms1<true> {
     // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
@@ -1251,15 +1096,9 @@ struct cp_async_bulk_forms8<cp_async_bulk_dst::dst_global, cp_async_bulk_src::sh
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = false.
  * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -1267,47 +1106,83 @@ struct cp_async_bulk_forms8<cp_async_bulk_dst::dst_global, cp_async_bulk_src::sh
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+template <bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert(!((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(!(PtxgenCpMask),
-                  "ptxgen: cp.async.bulk: operand byte_mask is required when cp_mask = true");
-    detail::cp_async_bulk_forms8<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, cache_policy);
+    detail::cp_async_bulk_to_global_forms1<PtxgenCacheHint>::run(dst_mem, src_mem, size, cache_policy);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenIgnoreOob, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenCpMask>
-struct cp_async_bulk_forms9 {
+// The forms of cp_async_bulk_to_global_cp_mask, one specialization each.
+template <bool PtxgenCacheHint>
+struct cp_async_bulk_to_global_cp_mask_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenCacheHint>,
                       "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_async_bulk_forms9<cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, true, cp_async_bulk_report::none, true> {
+struct cp_async_bulk_to_global_cp_mask_forms0<false> {
+    // cp.async.bulk.global.shared::cta.bulk_group.cp_mask
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 byte_mask) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group.cp_mask " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
+ *
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = true.
+ * Template parameters:
+ *   PtxgenCacheHint: cache_hint (true / false).
+ * Operands:
+ *   dst_mem: destination (32-bit shared address, or a global address)
+ *   src_mem: source (global address, or 32-bit shared::cta address)
+ *   size: the number of bytes, a multiple of 16
+ *   byte_mask:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> src_mem,
+    std::uint32_t size,
+    std::uint16_t byte_mask
+) {
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
+    detail::cp_async_bulk_to_global_cp_mask_forms0<PtxgenCacheHint>::run(dst_mem, src_mem, size, byte_mask);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_to_global_cp_mask, one specialization each.
+template <bool PtxgenCacheHint>
+struct cp_async_bulk_to_global_cp_mask_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenCacheHint>,
+                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_to_global_cp_mask_forms1<true> {
     // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy, PtxgenT4 byte_mask) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask " "[%0], [%1], %2, %3, %4;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "h"(byte_mask) : "memory"));
     }
 };
@@ -1317,15 +1192,9 @@ struct cp_async_bulk_forms9<cp_async_bulk_dst::dst_global, cp_async_bulk_src::sh
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = true.
  * Template parameters:
- *   PtxgenDst: dst (shared::cta, shared::cluster, global).
- *   PtxgenSrc: src (global, shared::cta).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
- *   PtxgenIgnoreOob: ignore_oob (true / false). PTX ISA 9.2, bytes outside the source window are not read
  *   PtxgenCacheHint: cache_hint (true / false).
- *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
- *   PtxgenCpMask: cp_mask (true / false).
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -1334,29 +1203,17 @@ struct cp_async_bulk_forms9<cp_async_bulk_dst::dst_global, cp_async_bulk_src::sh
  *   byte_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_src PtxgenSrc, cp_async_bulk_completion PtxgenCompletion, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenIgnoreOob = false, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenCpMask = false>
-PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask)> src_mem,
+template <bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy,
     std::uint16_t byte_mask
 ) {
-    static_assert((!(PtxgenIgnoreOob)) || (((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_left is required when ignore_oob = true");
-    static_assert(!(PtxgenIgnoreOob),
-                  "ptxgen: cp.async.bulk: operand ignore_bytes_right is required when ignore_oob = true");
-    static_assert(!((PtxgenCompletion == cp_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_multicast::none)),
-                  "ptxgen: cp.async.bulk: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(PtxgenCpMask,
-                  "ptxgen: cp.async.bulk: operand byte_mask is only allowed when cp_mask = true");
-    detail::cp_async_bulk_forms9<PtxgenDst, PtxgenSrc, PtxgenCompletion, PtxgenMulticast, PtxgenIgnoreOob, PtxgenCacheHint, PtxgenReport, PtxgenCpMask>::run(dst_mem, src_mem, size, cache_policy, byte_mask);
+    detail::cp_async_bulk_to_global_cp_mask_forms1<PtxgenCacheHint>::run(dst_mem, src_mem, size, cache_policy, byte_mask);
 }
 
 namespace detail {
@@ -1461,16 +1318,16 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 namespace detail {
 
 // The forms of cp_reduce_async_bulk, one specialization each.
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType>
 struct cp_reduce_async_bulk_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenRedop>,
                       "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1479,7 +1336,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.or.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1488,7 +1345,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1497,7 +1354,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1506,7 +1363,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1515,7 +1372,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1524,7 +1381,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1533,7 +1390,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1542,7 +1399,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1551,7 +1408,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1560,7 +1417,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.inc.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1569,7 +1426,7 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32> {
     // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.dec.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
@@ -1583,13 +1440,9 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
- * Fixed by this wrapper: src = shared::cta.
+ * Fixed by this wrapper: dst = shared::cluster, src = shared::cta, completion = mbarrier::complete_tx::bytes, cache_hint = false, noftz = false.
  * Template parameters:
- *   PtxgenDst: dst (shared::cluster, global).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
- *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
- *   PtxgenNoftz: noftz (true / false).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
  * Operands:
  *   dst_mem:
@@ -1598,280 +1451,276 @@ struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_dst::shared_cluster, cp_
  *   mbar:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenDst, cp_reduce_async_bulk_src::shared_cta, PtxgenCompletion, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, false, PtxgenRedop, false, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
-    static_assert((PtxgenCompletion == cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes),
-                  "ptxgen: cp.reduce.async.bulk: operand mbar is only allowed when completion = mbarrier::complete_tx::bytes");
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_reduce_async_bulk_forms0<PtxgenDst, PtxgenCompletion, PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size, mbar);
+    detail::cp_reduce_async_bulk_forms0<PtxgenRedop, PtxgenType>::run(dst_mem, src_mem, size, mbar);
 }
 
 namespace detail {
 
-// The forms of cp_reduce_async_bulk, one specialization each.
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
-struct cp_reduce_async_bulk_forms1 {
+// The forms of cp_reduce_async_bulk_to_global, one specialization each.
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
+struct cp_reduce_async_bulk_to_global_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenRedop>,
                       "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, false, true> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, false, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, false, true> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, false, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, true> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, false, false> {
+struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, false, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.dec.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.dec.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
     }
 };
@@ -1881,10 +1730,8 @@ struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_redu
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
- * Fixed by this wrapper: src = shared::cta.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
  * Template parameters:
- *   PtxgenDst: dst (shared::cluster, global).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
  *   PtxgenNoftz: noftz (true / false).
@@ -1895,279 +1742,277 @@ struct cp_reduce_async_bulk_forms1<cp_reduce_async_bulk_dst::dst_global, cp_redu
  *   size:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenDst, cp_reduce_async_bulk_src::shared_cta, PtxgenCompletion, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size
 ) {
-    static_assert(!((PtxgenCompletion == cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.reduce.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_reduce_async_bulk_forms1<PtxgenDst, PtxgenCompletion, PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size);
+    detail::cp_reduce_async_bulk_to_global_forms0<PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size);
 }
 
 namespace detail {
 
-// The forms of cp_reduce_async_bulk, one specialization each.
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
-struct cp_reduce_async_bulk_forms2 {
+// The forms of cp_reduce_async_bulk_to_global, one specialization each.
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
+struct cp_reduce_async_bulk_to_global_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
+        static_assert(dependent_false<PtxgenRedop>,
                       "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, true, true> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, true, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, true, true> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, true, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, true> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, true> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.f16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.bf16
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.inc.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.inc.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_completion::bulk_group, cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, true, false> {
+struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, true, false> {
     // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.dec.u32
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.dec.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
     }
 };
@@ -2177,10 +2022,8 @@ struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_redu
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
- * Fixed by this wrapper: src = shared::cta.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
  * Template parameters:
- *   PtxgenDst: dst (shared::cluster, global).
- *   PtxgenCompletion: completion (mbarrier::complete_tx::bytes, bulk_group).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
  *   PtxgenNoftz: noftz (true / false).
@@ -2192,18 +2035,16 @@ struct cp_reduce_async_bulk_forms2<cp_reduce_async_bulk_dst::dst_global, cp_redu
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_dst PtxgenDst, cp_reduce_async_bulk_completion PtxgenCompletion, cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenDst, cp_reduce_async_bulk_src::shared_cta, PtxgenCompletion, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
-    static_assert(!((PtxgenCompletion == cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes)),
-                  "ptxgen: cp.reduce.async.bulk: operand mbar is required when completion = mbarrier::complete_tx::bytes");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_reduce_async_bulk_forms2<PtxgenDst, PtxgenCompletion, PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size, cache_policy);
+    detail::cp_reduce_async_bulk_to_global_forms1<PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size, cache_policy);
 }
 
 /**

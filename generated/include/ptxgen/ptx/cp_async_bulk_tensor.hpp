@@ -188,17 +188,22 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefet
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -229,14 +234,6 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
-    if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
-        return 0;
-    }
-    return 7;
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
     if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
         return 1;
@@ -249,6 +246,14 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unuse
     }
     return 1;
     return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
+    if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
+        return 0;
+    }
+    return 7;
+    return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint) {
@@ -412,7 +417,7 @@ struct cp_reduce_async_bulk_tensor_tensor_length {
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -421,7 +426,7 @@ struct cp_async_bulk_tensor_load_forms0 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -430,7 +435,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -439,7 +444,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -448,7 +453,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -457,7 +462,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -466,7 +471,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -475,7 +480,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -484,7 +489,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -493,7 +498,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -502,7 +507,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -511,7 +516,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -520,7 +525,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -529,7 +534,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -538,7 +543,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -547,7 +552,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -556,7 +561,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -565,7 +570,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -574,7 +579,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -583,7 +588,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -592,7 +597,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -601,7 +606,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -610,7 +615,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -619,7 +624,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -628,7 +633,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -637,7 +642,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -646,7 +651,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -655,7 +660,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -664,7 +669,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -673,7 +678,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -682,7 +687,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -691,7 +696,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -700,7 +705,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -709,7 +714,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -718,7 +723,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -727,7 +732,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -736,7 +741,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -745,7 +750,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -754,7 +759,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -763,7 +768,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -772,7 +777,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -781,7 +786,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -790,7 +795,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -799,7 +804,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -808,7 +813,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -817,7 +822,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -826,7 +831,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -835,7 +840,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -844,7 +849,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -853,7 +858,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -862,7 +867,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -871,7 +876,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -880,7 +885,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -889,7 +894,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -898,7 +903,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -907,7 +912,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -916,7 +921,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -925,7 +930,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -934,7 +939,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -943,7 +948,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -952,7 +957,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -961,7 +966,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -970,7 +975,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -979,7 +984,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -988,7 +993,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -997,7 +1002,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -1006,7 +1011,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
@@ -1020,12 +1025,11 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1034,7 +1038,7 @@ struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_asy
  *   mbar: the mbarrier object (32-bit shared address)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -1045,8 +1049,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -1061,20 +1063,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar);
+    detail::cp_async_bulk_tensor_load_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -1083,7 +1083,7 @@ struct cp_async_bulk_tensor_load_forms1 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1092,7 +1092,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1101,7 +1101,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1110,7 +1110,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1119,7 +1119,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1128,7 +1128,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1137,7 +1137,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1146,7 +1146,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1155,7 +1155,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1164,7 +1164,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1173,7 +1173,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1182,7 +1182,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1191,7 +1191,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1200,7 +1200,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1209,7 +1209,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1218,7 +1218,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1227,7 +1227,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1236,7 +1236,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1245,7 +1245,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1254,7 +1254,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1263,7 +1263,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1272,7 +1272,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1281,7 +1281,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1290,7 +1290,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1299,7 +1299,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1308,7 +1308,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1317,7 +1317,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1326,7 +1326,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1335,7 +1335,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1344,7 +1344,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1353,7 +1353,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1362,7 +1362,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1371,7 +1371,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1380,7 +1380,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1389,7 +1389,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1398,7 +1398,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1407,7 +1407,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1416,7 +1416,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1425,7 +1425,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1434,7 +1434,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1443,7 +1443,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1452,7 +1452,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1461,7 +1461,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1470,7 +1470,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1479,7 +1479,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1488,7 +1488,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1497,7 +1497,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1506,7 +1506,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1515,7 +1515,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1524,7 +1524,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1533,7 +1533,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1542,7 +1542,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1551,7 +1551,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1560,7 +1560,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1569,7 +1569,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1578,7 +1578,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1587,7 +1587,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1596,7 +1596,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1605,7 +1605,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1614,7 +1614,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1623,7 +1623,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1632,7 +1632,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1641,7 +1641,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1650,7 +1650,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1659,7 +1659,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1668,7 +1668,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
@@ -1682,12 +1682,11 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1697,7 +1696,7 @@ struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_asy
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -1709,8 +1708,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -1725,1350 +1722,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
- *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
- * Template parameters:
- *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
- *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
- *   PtxgenCacheHint: cache_hint (true / false).
- * Operands:
- *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
- *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
- *   mbar: the mbarrier object (32-bit shared address)
- *   cta_mask: the destination CTAs
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* tensor_map,
-    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
-    ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
-) {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms2<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
- *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
- * Template parameters:
- *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
- *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
- *   PtxgenCacheHint: cache_hint (true / false).
- * Operands:
- *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
- *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
- *   mbar: the mbarrier object (32-bit shared address)
- *   cta_mask: the destination CTAs
- *   cache_policy:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* tensor_map,
-    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
-    ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
-    std::uint64_t cache_policy
-) {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(PtxgenCacheHint,
-                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms3<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    detail::cp_async_bulk_tensor_load_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -3077,7 +1742,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3086,7 +1751,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3095,7 +1760,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3104,7 +1769,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3113,7 +1778,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3122,7 +1787,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3131,7 +1796,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3140,7 +1805,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3149,7 +1814,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3158,7 +1823,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3167,7 +1832,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3176,7 +1841,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3185,7 +1850,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3194,7 +1859,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3203,7 +1868,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3212,7 +1877,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3221,7 +1886,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3230,7 +1895,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
@@ -3244,11 +1909,10 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -3258,7 +1922,7 @@ struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d,
  *   im2col_offsets: the im2col offsets, one per spatial dimension (immediates are accepted too)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -3268,8 +1932,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 ) {
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
@@ -3278,23 +1940,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
                   "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms0<PtxgenDim, PtxgenDst, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    detail::cp_async_bulk_tensor_load_im2col_forms0<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -3303,7 +1963,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3312,7 +1972,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3321,7 +1981,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3330,7 +1990,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3339,7 +1999,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3348,7 +2008,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3357,7 +2017,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3366,7 +2026,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3375,7 +2035,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3384,7 +2044,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3393,7 +2053,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3402,7 +2062,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3411,7 +2071,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3420,7 +2080,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3429,7 +2089,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3438,7 +2098,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3447,7 +2107,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3456,7 +2116,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
@@ -3470,11 +2130,10 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -3485,7 +2144,7 @@ struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d,
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -3496,8 +2155,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 ) {
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
@@ -3506,481 +2163,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
                   "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms1<PtxgenDim, PtxgenDst, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
- *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
- * Template parameters:
- *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
- *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
- *   PtxgenCacheHint: cache_hint (true / false).
- * Operands:
- *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
- *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
- *   mbar: the mbarrier object (32-bit shared address)
- *   im2col_offsets: the im2col offsets, one per spatial dimension (immediates are accepted too)
- *   cta_mask: the destination CTAs
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* tensor_map,
-    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
-    ::ptxgen::ptx::shared_address mbar,
-    const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
-) {
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(!(PtxgenCacheHint),
-                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms2<PtxgenDim, PtxgenDst, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
-}
-
-namespace detail {
-
-// The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-
-}  // namespace detail
-
-/**
- * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
- *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
- * Template parameters:
- *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
- *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
- *   PtxgenCacheHint: cache_hint (true / false).
- * Operands:
- *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
- *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
- *   mbar: the mbarrier object (32-bit shared address)
- *   im2col_offsets: the im2col offsets, one per spatial dimension (immediates are accepted too)
- *   cta_mask: the destination CTAs
- *   cache_policy:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
-    ::ptxgen::ptx::shared_address dst_mem,
-    const void* tensor_map,
-    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
-    ::ptxgen::ptx::shared_address mbar,
-    const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
-    std::uint64_t cache_policy
-) {
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
-    static_assert(PtxgenCacheHint,
-                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
-    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms3<PtxgenDim, PtxgenDst, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    detail::cp_async_bulk_tensor_load_im2col_forms1<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_w_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -3989,7 +2186,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -3998,7 +2195,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4007,7 +2204,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4016,7 +2213,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4025,7 +2222,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4034,7 +2231,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4043,7 +2240,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4052,7 +2249,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4061,7 +2258,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4070,7 +2267,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4079,7 +2276,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4088,7 +2285,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4097,7 +2294,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4106,7 +2303,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4115,7 +2312,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4124,7 +2321,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4133,7 +2330,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4142,7 +2339,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4151,7 +2348,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4160,7 +2357,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4169,7 +2366,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4178,7 +2375,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4187,7 +2384,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4196,7 +2393,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4205,7 +2402,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4214,7 +2411,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4223,7 +2420,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4232,7 +2429,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4241,7 +2438,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4250,7 +2447,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4259,7 +2456,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4268,7 +2465,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4277,7 +2474,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4286,7 +2483,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4295,7 +2492,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4304,7 +2501,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
@@ -4318,12 +2515,11 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -4333,7 +2529,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5
  *   im2col_w: {wHalo, wOffset}
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -4345,8 +2541,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -4361,23 +2555,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    detail::cp_async_bulk_tensor_load_im2col_w_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
 }
 
 namespace detail {
 
 // The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_w_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -4386,7 +2578,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4395,7 +2587,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4404,7 +2596,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4413,7 +2605,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4422,7 +2614,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4431,7 +2623,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4440,7 +2632,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4449,7 +2641,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4458,7 +2650,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4467,7 +2659,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4476,7 +2668,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4485,7 +2677,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4494,7 +2686,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4503,7 +2695,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4512,7 +2704,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4521,7 +2713,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4530,7 +2722,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4539,7 +2731,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4548,7 +2740,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4557,7 +2749,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4566,7 +2758,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4575,7 +2767,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4584,7 +2776,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4593,7 +2785,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4602,7 +2794,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4611,7 +2803,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4620,7 +2812,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4629,7 +2821,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4638,7 +2830,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4647,7 +2839,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4656,7 +2848,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4665,7 +2857,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4674,7 +2866,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4683,7 +2875,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4692,7 +2884,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4701,7 +2893,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
@@ -4715,12 +2907,11 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -4731,7 +2922,7 @@ struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -4744,8 +2935,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -4760,24 +2949,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
-    static_assert(!((PtxgenMulticast != cp_async_bulk_tensor_multicast::none)),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is required when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    detail::cp_async_bulk_tensor_load_im2col_w_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_forms2 {
+// The forms of cp_async_bulk_tensor_load_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_multicast_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenDim>,
@@ -4785,326 +2972,2070 @@ struct cp_async_bulk_tensor_load_im2col_w_forms2 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   mbar: the mbarrier object (32-bit shared address)
+ *   cta_mask: the destination CTAs
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    ::ptxgen::ptx::shared_address mbar,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+) {
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    detail::cp_async_bulk_tensor_load_multicast_forms0<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_tensor_load_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_multicast_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenDim>,
+                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   mbar: the mbarrier object (32-bit shared address)
+ *   cta_mask: the destination CTAs
+ *   cache_policy:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    ::ptxgen::ptx::shared_address mbar,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    std::uint64_t cache_policy
+) {
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    detail::cp_async_bulk_tensor_load_multicast_forms1<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_tensor_load_im2col_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenDim>,
+                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   mbar: the mbarrier object (32-bit shared address)
+ *   im2col_offsets: the im2col offsets, one per spatial dimension (immediates are accepted too)
+ *   cta_mask: the destination CTAs
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    ::ptxgen::ptx::shared_address mbar,
+    const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+) {
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
+    detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_tensor_load_im2col_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenDim>,
+                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
+    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   mbar: the mbarrier object (32-bit shared address)
+ *   im2col_offsets: the im2col offsets, one per spatial dimension (immediates are accepted too)
+ *   cta_mask: the destination CTAs
+ *   cache_policy:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    ::ptxgen::ptx::shared_address mbar,
+    const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    std::uint64_t cache_policy
+) {
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
+    detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+}
+
+namespace detail {
+
+// The forms of cp_async_bulk_tensor_load_im2col_w_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenDim>,
+                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
     }
 };
@@ -5114,10 +5045,9 @@ struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
@@ -5130,31 +5060,21 @@ struct cp_async_bulk_tensor_load_im2col_w_forms2<cp_async_bulk_tensor_dim::dim_5
  *   cta_mask: the destination CTAs
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
@@ -5164,19 +5084,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms2<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
 }
 
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_forms3 {
+// The forms of cp_async_bulk_tensor_load_im2col_w_multicast, one specialization each.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenDim>,
@@ -5184,326 +5104,326 @@ struct cp_async_bulk_tensor_load_im2col_w_forms3 {
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
 template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
     // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
     template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
     }
 };
@@ -5513,10 +5433,9 @@ struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
@@ -5530,32 +5449,22 @@ struct cp_async_bulk_tensor_load_im2col_w_forms3<cp_async_bulk_tensor_dim::dim_5
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
     std::uint64_t cache_policy
 ) {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::shared_cta))) || (((PtxgenMulticast == cp_async_bulk_tensor_multicast::none))),
-                  "ptxgen: cp.async.bulk.tensor: .multicast::cluster needs the .shared::cluster destination");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
@@ -5565,12 +5474,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms3<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
 }
 
 namespace detail {
@@ -8764,9 +8673,9 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
  * them as `typename cp_async_bulk_tensor_load_im2col_operands<...>::im2col_offsets im2col_offsets;`
  * (std::extent gives the register count).
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint))];
 };
 
 /**
@@ -8774,8 +8683,28 @@ struct cp_async_bulk_tensor_load_im2col_operands {
  * them as `typename cp_async_bulk_tensor_load_im2col_w_operands<...>::im2col_w im2col_w;`
  * (std::extent gives the register count).
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_w_operands {
+    using im2col_w = std::uint16_t[2];
+};
+
+/**
+ * The array operands of cp_async_bulk_tensor_load_im2col_multicast for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_load_im2col_multicast_operands<...>::im2col_offsets im2col_offsets;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
+struct cp_async_bulk_tensor_load_im2col_multicast_operands {
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint))];
+};
+
+/**
+ * The array operands of cp_async_bulk_tensor_load_im2col_w_multicast for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_load_im2col_w_multicast_operands<...>::im2col_w im2col_w;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
+struct cp_async_bulk_tensor_load_im2col_w_multicast_operands {
     using im2col_w = std::uint16_t[2];
 };
 

@@ -349,7 +349,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0();
@@ -363,16 +363,16 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_is_o
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_complete_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
@@ -2034,9 +2034,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
 
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast, one specialization each.
+// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
 template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope>
-struct mbarrier_arrive_multicast_forms0 {
+struct mbarrier_arrive_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -2044,47 +2044,47 @@ struct mbarrier_arrive_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
     // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
     // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
     // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
     // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
     // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
@@ -2105,7 +2105,7 @@ struct mbarrier_arrive_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_a
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_space::shared_cluster, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
@@ -2113,14 +2113,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast(
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
+    detail::mbarrier_arrive_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
 }
 
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast, one specialization each.
+// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
 template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope>
-struct mbarrier_arrive_multicast_forms1 {
+struct mbarrier_arrive_multicast_cluster_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -2128,47 +2128,47 @@ struct mbarrier_arrive_multicast_forms1 {
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
     // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
     // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
     // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
     // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
     // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
@@ -2190,7 +2190,7 @@ struct mbarrier_arrive_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_a
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_space::shared_cluster, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count,
     std::uint32_t cta_mask
@@ -2199,7 +2199,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast(
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_multicast_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
+    detail::mbarrier_arrive_multicast_cluster_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
 }
 
 namespace detail {
@@ -3679,9 +3679,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
 
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast, one specialization each.
+// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
 template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope>
-struct mbarrier_arrive_drop_multicast_forms0 {
+struct mbarrier_arrive_drop_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -3689,47 +3689,47 @@ struct mbarrier_arrive_drop_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
     // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
     // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
     // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
     }
 };
@@ -3750,7 +3750,7 @@ struct mbarrier_arrive_drop_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_drop_space::shared_cluster, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
@@ -3758,14 +3758,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast(
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
+    detail::mbarrier_arrive_drop_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
 }
 
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast, one specialization each.
+// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
 template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope>
-struct mbarrier_arrive_drop_multicast_forms1 {
+struct mbarrier_arrive_drop_multicast_cluster_forms1 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -3773,47 +3773,47 @@ struct mbarrier_arrive_drop_multicast_forms1 {
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
     // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
     // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
     // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
     }
 };
@@ -3835,7 +3835,7 @@ struct mbarrier_arrive_drop_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_drop_space::shared_cluster, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count,
     std::uint32_t cta_mask
@@ -3844,7 +3844,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast(
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_multicast_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
+    detail::mbarrier_arrive_drop_multicast_cluster_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
 }
 
 namespace detail {
@@ -4082,9 +4082,9 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
 
 namespace detail {
 
-// The forms of mbarrier_expect_tx_multicast, one specialization each.
+// The forms of mbarrier_expect_tx_multicast_cluster, one specialization each.
 template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope>
-struct mbarrier_expect_tx_multicast_forms0 {
+struct mbarrier_expect_tx_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -4092,29 +4092,29 @@ struct mbarrier_expect_tx_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none> {
     // mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta> {
     // mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster> {
     // mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
@@ -4135,7 +4135,7 @@ struct mbarrier_expect_tx_multicast_forms0<mbarrier_expect_tx_sem::relaxed, mbar
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_expect_tx_sem PtxgenSem = mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope PtxgenScope = mbarrier_expect_tx_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     detail::reg_t<detail::mbarrier_expect_tx_type_addr(PtxgenSem, PtxgenScope, mbarrier_expect_tx_space::shared_cluster, mbarrier_expect_tx_multicast::multicast_cluster_32b, mbarrier_expect_tx_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
@@ -4144,7 +4144,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast(
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    detail::mbarrier_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    detail::mbarrier_expect_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
@@ -4296,9 +4296,9 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
 
 namespace detail {
 
-// The forms of mbarrier_complete_tx_multicast, one specialization each.
+// The forms of mbarrier_complete_tx_multicast_cluster, one specialization each.
 template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope>
-struct mbarrier_complete_tx_multicast_forms0 {
+struct mbarrier_complete_tx_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -4306,29 +4306,29 @@ struct mbarrier_complete_tx_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none> {
     // mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta> {
     // mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster> {
     // mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
     }
 };
@@ -4349,7 +4349,7 @@ struct mbarrier_complete_tx_multicast_forms0<mbarrier_complete_tx_sem::relaxed, 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_complete_tx_sem PtxgenSem = mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope PtxgenScope = mbarrier_complete_tx_scope::none>
-PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast(
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     detail::reg_t<detail::mbarrier_complete_tx_type_addr(PtxgenSem, PtxgenScope, mbarrier_complete_tx_space::shared_cluster, mbarrier_complete_tx_multicast::multicast_cluster_32b, mbarrier_complete_tx_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
@@ -4358,7 +4358,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast(
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    detail::mbarrier_complete_tx_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    detail::mbarrier_complete_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
