@@ -76,9 +76,7 @@ __device__ __forceinline__ void cp_async_bulk_tensor_2d_global_to_shared(void* d
 __device__ __forceinline__ void cp_async_bulk_global_to_shared(void* dst, const void* src,
                                                                std::uint32_t size,
                                                                std::uint64_t* bar) {
-  px::cp_async_bulk<px::cp_async_bulk_dst::shared_cluster, px::cp_async_bulk_src::src_global,
-                    px::cp_async_bulk_completion::mbarrier_complete_tx_bytes>(dst, src, size,
-                                                                               bar);
+  px::cp_async_bulk<px::cp_async_bulk_dst::shared_cluster>(dst, src, size, bar);
 }
 
 // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
@@ -89,7 +87,6 @@ __device__ __forceinline__ void cp_async_bulk_tensor_2d_global_to_shared_multica
     std::uint16_t cta_mask) {
   const int coords[2] = {c0, c1};
   px::cp_async_bulk_tensor_load_multicast<px::cp_async_bulk_tensor_dim::dim_2d,
-                                          px::cp_async_bulk_tensor_dst::shared_cluster,
                                           px::cp_async_bulk_tensor_load_mode::tile,
                                           px::cp_async_bulk_tensor_multicast::multicast_cluster>(
       dst, map, coords, bar, cta_mask);

@@ -723,8 +723,8 @@ class _Wrapper:
             elif u.kind == "sink":
                 texts.append("_")
             elif u.kind == "predicate" and io == "out":
-                texts.append("ptxgen_po")
-                post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, ptxgen_po;"
+                texts.append("p")
+                post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, p;"
                 outs.append(f"\"=r\"({pname})")
                 nxt_out += 1
             elif u.kind == "register" and io == "out":
@@ -766,8 +766,10 @@ class _Wrapper:
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
+        if post and pred is not None:
+            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
         if post:
-            body = (f"\"{{\\n\\t.reg .pred ptxgen_po;\\n\\t\" {body} \"{post}\\n\\t}}\"")
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\t\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         out_s = ", ".join(outs)
         in_s = ", ".join(ins_)

@@ -4378,7 +4378,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4387,7 +4387,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4396,7 +4396,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4405,7 +4405,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4414,7 +4414,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4423,7 +4423,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4432,7 +4432,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4441,7 +4441,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4450,7 +4450,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4459,7 +4459,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4468,7 +4468,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4477,7 +4477,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4486,7 +4486,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4495,7 +4495,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4504,7 +4504,7 @@ struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 
@@ -4555,7 +4555,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_t
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4564,7 +4564,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_t
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4573,7 +4573,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_t
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4582,7 +4582,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4591,7 +4591,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4600,7 +4600,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4609,7 +4609,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4618,7 +4618,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4627,7 +4627,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4636,7 +4636,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4645,7 +4645,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4654,7 +4654,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4663,7 +4663,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4672,7 +4672,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -4681,7 +4681,7 @@ struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrie
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 
@@ -4732,7 +4732,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4741,7 +4741,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4750,7 +4750,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4759,7 +4759,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4768,7 +4768,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4777,7 +4777,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4786,7 +4786,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4795,7 +4795,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4804,7 +4804,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4813,7 +4813,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4822,7 +4822,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4831,7 +4831,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4840,7 +4840,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4849,7 +4849,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 template <>
@@ -4858,7 +4858,7 @@ struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
     }
 };
 
@@ -4909,7 +4909,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4918,7 +4918,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4927,7 +4927,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_s
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4936,7 +4936,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4945,7 +4945,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4954,7 +4954,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4963,7 +4963,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4972,7 +4972,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4981,7 +4981,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4990,7 +4990,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -4999,7 +4999,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5008,7 +5008,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5017,7 +5017,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5026,7 +5026,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5035,7 +5035,7 @@ struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wai
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
     }
 };
 
@@ -5088,7 +5088,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5097,7 +5097,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5106,7 +5106,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5115,7 +5115,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5124,7 +5124,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5133,7 +5133,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5142,7 +5142,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5151,7 +5151,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5160,7 +5160,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5169,7 +5169,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5178,7 +5178,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5187,7 +5187,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5196,7 +5196,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5205,7 +5205,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 template <>
@@ -5214,7 +5214,7 @@ struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
     }
 };
 
@@ -5265,7 +5265,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5274,7 +5274,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5283,7 +5283,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5292,7 +5292,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5301,7 +5301,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5310,7 +5310,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5319,7 +5319,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5328,7 +5328,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5337,7 +5337,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5346,7 +5346,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5355,7 +5355,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5364,7 +5364,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5373,7 +5373,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5382,7 +5382,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 template <>
@@ -5391,7 +5391,7 @@ struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "ptxgen_po, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
     }
 };
 
@@ -5463,7 +5463,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v0.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "l"(addr)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr)));
     }
 };
 template <>
@@ -5472,7 +5472,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v0.shared.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "r"(addr.value)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.shared.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
     }
 };
 template <>
@@ -5481,7 +5481,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v0.shared::cta.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "r"(addr.value)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.shared::cta.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
     }
 };
 template <>
@@ -5490,7 +5490,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v1.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "l"(addr)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr)));
     }
 };
 template <>
@@ -5499,7 +5499,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v1.shared.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "r"(addr.value)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.shared.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
     }
 };
 template <>
@@ -5508,7 +5508,7 @@ struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mba
     template <class PtxgenT0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred ptxgen_po;\n\t" "mbarrier.check_layout.layout::v1.shared::cta.b64 " "ptxgen_po, [%1];" "\n\tselp.u32 %0, 1, 0, ptxgen_po;\n\t}" : "=r"(p) : "r"(addr.value)));
+                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.shared::cta.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
     }
 };
 
