@@ -103,7 +103,8 @@ def test_no_asm_statement_remains_under_examples() -> None:
 def test_instruction_mix_reader_counts_hand_written_asm() -> None:
     """The counter itself, on a PTX text with predicated, braced and bare instructions."""
     ptx = ("\t{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%r1], %r2;\n"
-           "\tselp.u32 %r3, 1, 0, p;\n\t}\n\t@%p1 bra $L1;\n\tfence.mbarrier_init.release.cluster;\n"
+           "\tselp.u32 %r3, 1, 0, p;\n\t}\n\t@%p1 bra $L1;\n"
+           "\tfence.mbarrier_init.release.cluster;\n"
            "\tmov.u32 %r4, %cluster_ctarank;\n")
     assert instruction_mix(ptx) == {"mbarrier.try_wait.parity.shared::cta.b64": 1,
                                     "fence.mbarrier_init.release.cluster": 1, "total": 5,

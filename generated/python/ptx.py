@@ -5378,52 +5378,98 @@ FORM_COUNTS: dict[str, int] = {
     "wgmma_wait_group": 1,
 }
 FORM_DIGESTS: dict[str, str] = {
-    "cp_async": "443bec25fb92d1d3f581152208b9c53afc1cd58d009428f4054173e321f6666c",
-    "cp_async_commit_group": "5de3f1562d9a659a04e1c693614492c06c7964fdc70a045354fab5008e07739e",
-    "cp_async_wait_group": "1c9c96ad88eb8541e8f7dd20c3fa689533d7f0f2e56f78692b0b8ee4c4319d34",
-    "cp_async_wait_all": "7064f304b43fcbab7d5949d41d39daed55019dd99cb71b27fac12d0c039ace51",
-    "cp_async_mbarrier_arrive": "7d54d470108880bd6938e7093683ca02e884e8ae957e0ad346809728d74a4cba",
-    "cp_async_bulk": "e62a824ec72ff1f7de2708c3b1a93f90edaa1860fe9d5d8039c9e1c908455ef7",
-    "cp_async_bulk_prefetch": "439d8e8cbf44e50ff06ec01b995c218a68c885b225cad503f8bd171df6b25ae2",
-    "cp_reduce_async_bulk": "1aefd369bec9615327d80654be35b60137d1d8a7c3b36b92987ed7bc6e6d0ac1",
-    "cp_async_bulk_commit_group": "ebd0629a15335e012ed2fee9bcfa86410430e3b73bdd7a8faa583eedcb66ac30",
-    "cp_async_bulk_wait_group": "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
-    "cp_async_bulk_tensor": "3eadcc3ef67c07f882937bcf427b299d0beb38cc251596d9ff20f3d8706d04a8",
-    "cp_async_bulk_prefetch_tensor": "36bc78b0a104a7a154331e653f1f0c4b19bbedfa5ef8d58e3d411233111a42d7",
-    "cp_reduce_async_bulk_tensor": "56ae85677c7275b5af98781e6cad5314b78780fda5dda64a0188d57e638390a7",
-    "fence_thread": "22ac3b37d5c94e1b45d8fba16bdee65e75413c21dc088f9f98c6d6301044f31c",
-    "fence_mbarrier_init": "a42826636d216ba33d387f44fbcce2b92ddfe68d6721f38c45913c1cfe8bc6c4",
-    "fence_alias": "f3f4503b2bc70a0fb150e3380853dd2a212d51c95c398068f058b4fab3db2d77",
-    "fence_proxy": "e862037a8dfcb66dc07e7ab483479ae54e70f165c7219e6151ee7fa310874910",
-    "fence_proxy_tensormap": "bb3bc22a559872a99f790ffebf48969da22eefefe9d4a1c5cabc698d4472856d",
-    "fence_proxy_async_generic": "755deac7f64f6b7521dc490ebbc18c70fe137c3d3d8832644faced80b82f0283",
-    "membar_level": "4958ab06edb1b877734abd63a50e42fc24ea6dca6515fc3b4074ed60c3bd4469",
-    "membar_proxy": "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
-    "ldmatrix": "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
-    "stmatrix": "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
-    "mbarrier_init": "b8d28dc41049889953f1043428415f048e30c3d5edb7cfebecd75913b1ec458a",
-    "mbarrier_inval": "1e97dfc7b4cf187235c989318d491445bffa7e628af6b82adf284882480b6ab8",
-    "mbarrier_arrive": "797e7b2da107186eea813bffd4cebeaddff594281150513688ebe254aced5fc9",
-    "mbarrier_arrive_drop": "6adc2bb3cd23f7cd7eb7fbd7aa1b61cbaf31e9585952240369fb661f29bab59c",
-    "mbarrier_expect_tx": "46f617e8479d67a2dff80e7e7c18802dab7aa65ea348340d364887ae28f2e296",
-    "mbarrier_complete_tx": "b5a01ceffb97e52fa1a5f299e8da1cdf387210383da11ee85b6992ed5d95e556",
-    "mbarrier_test_wait": "d29d118c56b05b6a0246b1f6a4040f03c603b053bb68cd2b45993ddff290226c",
-    "mbarrier_try_wait": "ba8ccac7f8a851fcf519b5e61681b89740f15ac9c44d81332a89c2955ca9d97c",
-    "mbarrier_pending_count": "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
-    "mbarrier_check_layout": "23ccf232ba65cbcf2d4b098208a490c72e1bcbb18f7deef0b533b4dc5dc35fcd",
-    "mma_sp": "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
-    "mma_sp_ordered_metadata": "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
-    "mma_sync": "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
-    "setmaxnreg_action": "6b1fa790ba422cb9f7765a3650b1c4fade12a2f87fbb4d1025f5d1ee333514e0",
-    "griddepcontrol_action": "64dc3f919a38f502b0859b444e35af72b46807b4e315b7a2c8cc3cf88e3716c9",
-    "barrier_cluster": "399a0f68b02d514cc2edbde3ec885bb96619055b1525e44608fc7956ee49ed32",
-    "mapa_address": "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
-    "tcgen05_mma": "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
-    "wgmma_mma_async": "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
-    "wgmma_mma_async_sp": "9485c735eba8462f62fa544497bddb1f1511d502c896ba8662ca9d403e28530a",
-    "wgmma_fence": "3952fe5a369acdb08dfa6cab5c44fe97225114de558374aa37396baa405cef73",
-    "wgmma_commit_group": "1989666bf73f0f66552b051fd94c657a82e29a951694132c365a92f985d46819",
-    "wgmma_wait_group": "ca9e328336026708f5de8479317d43ea303e5b3eb99cf9592f05b8d03f26a280",
+    "cp_async":
+        "443bec25fb92d1d3f581152208b9c53afc1cd58d009428f4054173e321f6666c",
+    "cp_async_commit_group":
+        "5de3f1562d9a659a04e1c693614492c06c7964fdc70a045354fab5008e07739e",
+    "cp_async_wait_group":
+        "1c9c96ad88eb8541e8f7dd20c3fa689533d7f0f2e56f78692b0b8ee4c4319d34",
+    "cp_async_wait_all":
+        "7064f304b43fcbab7d5949d41d39daed55019dd99cb71b27fac12d0c039ace51",
+    "cp_async_mbarrier_arrive":
+        "7d54d470108880bd6938e7093683ca02e884e8ae957e0ad346809728d74a4cba",
+    "cp_async_bulk":
+        "e62a824ec72ff1f7de2708c3b1a93f90edaa1860fe9d5d8039c9e1c908455ef7",
+    "cp_async_bulk_prefetch":
+        "439d8e8cbf44e50ff06ec01b995c218a68c885b225cad503f8bd171df6b25ae2",
+    "cp_reduce_async_bulk":
+        "1aefd369bec9615327d80654be35b60137d1d8a7c3b36b92987ed7bc6e6d0ac1",
+    "cp_async_bulk_commit_group":
+        "ebd0629a15335e012ed2fee9bcfa86410430e3b73bdd7a8faa583eedcb66ac30",
+    "cp_async_bulk_wait_group":
+        "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
+    "cp_async_bulk_tensor":
+        "3eadcc3ef67c07f882937bcf427b299d0beb38cc251596d9ff20f3d8706d04a8",
+    "cp_async_bulk_prefetch_tensor":
+        "36bc78b0a104a7a154331e653f1f0c4b19bbedfa5ef8d58e3d411233111a42d7",
+    "cp_reduce_async_bulk_tensor":
+        "56ae85677c7275b5af98781e6cad5314b78780fda5dda64a0188d57e638390a7",
+    "fence_thread":
+        "22ac3b37d5c94e1b45d8fba16bdee65e75413c21dc088f9f98c6d6301044f31c",
+    "fence_mbarrier_init":
+        "a42826636d216ba33d387f44fbcce2b92ddfe68d6721f38c45913c1cfe8bc6c4",
+    "fence_alias":
+        "f3f4503b2bc70a0fb150e3380853dd2a212d51c95c398068f058b4fab3db2d77",
+    "fence_proxy":
+        "e862037a8dfcb66dc07e7ab483479ae54e70f165c7219e6151ee7fa310874910",
+    "fence_proxy_tensormap":
+        "bb3bc22a559872a99f790ffebf48969da22eefefe9d4a1c5cabc698d4472856d",
+    "fence_proxy_async_generic":
+        "755deac7f64f6b7521dc490ebbc18c70fe137c3d3d8832644faced80b82f0283",
+    "membar_level":
+        "4958ab06edb1b877734abd63a50e42fc24ea6dca6515fc3b4074ed60c3bd4469",
+    "membar_proxy":
+        "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
+    "ldmatrix":
+        "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
+    "stmatrix":
+        "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
+    "mbarrier_init":
+        "b8d28dc41049889953f1043428415f048e30c3d5edb7cfebecd75913b1ec458a",
+    "mbarrier_inval":
+        "1e97dfc7b4cf187235c989318d491445bffa7e628af6b82adf284882480b6ab8",
+    "mbarrier_arrive":
+        "797e7b2da107186eea813bffd4cebeaddff594281150513688ebe254aced5fc9",
+    "mbarrier_arrive_drop":
+        "6adc2bb3cd23f7cd7eb7fbd7aa1b61cbaf31e9585952240369fb661f29bab59c",
+    "mbarrier_expect_tx":
+        "46f617e8479d67a2dff80e7e7c18802dab7aa65ea348340d364887ae28f2e296",
+    "mbarrier_complete_tx":
+        "b5a01ceffb97e52fa1a5f299e8da1cdf387210383da11ee85b6992ed5d95e556",
+    "mbarrier_test_wait":
+        "d29d118c56b05b6a0246b1f6a4040f03c603b053bb68cd2b45993ddff290226c",
+    "mbarrier_try_wait":
+        "ba8ccac7f8a851fcf519b5e61681b89740f15ac9c44d81332a89c2955ca9d97c",
+    "mbarrier_pending_count":
+        "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
+    "mbarrier_check_layout":
+        "23ccf232ba65cbcf2d4b098208a490c72e1bcbb18f7deef0b533b4dc5dc35fcd",
+    "mma_sp":
+        "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
+    "mma_sp_ordered_metadata":
+        "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
+    "mma_sync":
+        "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
+    "setmaxnreg_action":
+        "6b1fa790ba422cb9f7765a3650b1c4fade12a2f87fbb4d1025f5d1ee333514e0",
+    "griddepcontrol_action":
+        "64dc3f919a38f502b0859b444e35af72b46807b4e315b7a2c8cc3cf88e3716c9",
+    "barrier_cluster":
+        "399a0f68b02d514cc2edbde3ec885bb96619055b1525e44608fc7956ee49ed32",
+    "mapa_address":
+        "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
+    "tcgen05_mma":
+        "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
+    "wgmma_mma_async":
+        "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
+    "wgmma_mma_async_sp":
+        "9485c735eba8462f62fa544497bddb1f1511d502c896ba8662ca9d403e28530a",
+    "wgmma_fence":
+        "3952fe5a369acdb08dfa6cab5c44fe97225114de558374aa37396baa405cef73",
+    "wgmma_commit_group":
+        "1989666bf73f0f66552b051fd94c657a82e29a951694132c365a92f985d46819",
+    "wgmma_wait_group":
+        "ca9e328336026708f5de8479317d43ea303e5b3eb99cf9592f05b8d03f26a280",
 }
 
 

@@ -181,8 +181,8 @@ CASES = [
          "    ptxgen::ptx::mbarrier_arrive_expect_tx<ptxgen::ptx::mbarrier_arrive_sem::none, "
          "ptxgen::ptx::mbarrier_arrive_scope::none, "
          "ptxgen::ptx::mbarrier_arrive_space::shared_cta>(b, bytes);\n"
-         "    *out = ptxgen::ptx::mbarrier_try_wait_parity<ptxgen::ptx::mbarrier_try_wait_sem::acquire,"
-         " ptxgen::ptx::mbarrier_try_wait_scope::cta, "
+         "    *out = ptxgen::ptx::mbarrier_try_wait_parity<"
+         "ptxgen::ptx::mbarrier_try_wait_sem::acquire, ptxgen::ptx::mbarrier_try_wait_scope::cta, "
          "ptxgen::ptx::mbarrier_try_wait_space::shared_cta>(b, parity) ? 1u : 0u;",
          "__shared__ std::uint64_t b[1];\n"
          "    const std::uint32_t a = static_cast<std::uint32_t>(__cvta_generic_to_shared(b));\n"
@@ -190,7 +190,8 @@ CASES = [
          '                 :: "r"(a), "r"(bytes) : "memory");\n'
          "    std::uint32_t done;\n"
          '    asm volatile("{\\n\\t.reg .pred p;\\n\\t"\n'
-         '                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\\n\\t"\n'
+         '                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;"\n'
+         '                 "\\n\\t"\n'
          '                 "selp.u32 %0, 1, 0, p;\\n\\t}"\n'
          '                 : "=r"(done) : "r"(a), "r"(parity) : "memory");\n'
          "    *out = done != 0 ? 1u : 0u;"),
@@ -232,15 +233,18 @@ CASES = [
          "std::uint32_t addr, std::uint32_t rank, std::uint32_t* out",
          "ptxgen::ptx::setmaxnreg<ptxgen::ptx::setmaxnreg_action_action::dec>"
          "(ptxgen::ptx::imm<40>);\n"
-         "    ptxgen::ptx::barrier_cluster_arrive<ptxgen::ptx::barrier_cluster_sem::release, true>();\n"
-         "    ptxgen::ptx::barrier_cluster_wait<ptxgen::ptx::barrier_cluster_sem::acquire, true>();\n"
+         "    ptxgen::ptx::barrier_cluster_arrive<ptxgen::ptx::barrier_cluster_sem::release, "
+         "true>();\n"
+         "    ptxgen::ptx::barrier_cluster_wait<ptxgen::ptx::barrier_cluster_sem::acquire, "
+         "true>();\n"
          "    *out = ptxgen::ptx::mapa<ptxgen::ptx::mapa_address_type::u32, "
          "ptxgen::ptx::mapa_address_space::shared_cluster>(addr, rank);",
          'asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(40) : "memory");\n'
          '    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");\n'
          '    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");\n'
          "    std::uint32_t r;\n"
-         '    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));\n'
+         '    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"\n'
+         '                 : "=r"(r) : "r"(addr), "r"(rank));\n'
          "    *out = r;"),
     Case("cp.async", "sm_80",
          "const void* src, std::uint32_t* out",

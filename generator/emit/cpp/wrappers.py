@@ -116,7 +116,7 @@ def is_enum(q: Qualifier) -> bool:
 
 def operand_type(typ: str, kind: str, access: str = "read",
                  obj: str | None = None) -> tuple[str, str, int]:
-    if kind == "address" and (obj, typ) in OBJECT_ADDRESS:
+    if kind == "address" and obj is not None and (obj, typ) in OBJECT_ADDRESS:
         return OBJECT_ADDRESS[(obj, typ)]
     if kind == "address" and typ == "b64":
         return GENERIC_ADDRESS[access]
@@ -829,8 +829,9 @@ def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
         doc = ", ".join(p.rsplit(" ", 1)[-1] for p in f["params"])
         if key in seen:
             raise ValueError(f"{ins.spec_file}: {ins.name}: two forms of wrapper {f['name']} "
-                             f"take as many operands of the same kinds ({seen[key]} / {doc}), which "
-                             f"makes calls ambiguous; split the wrapper in the spec's wrappers "
+                             f"take as many operands of the same kinds ({seen[key]} / {doc}), "
+                             f"which makes calls ambiguous; split the wrapper in the spec's "
+                             f"wrappers "
                              f"list")
         seen[key] = doc
 
@@ -872,8 +873,9 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                                       "arrays": list(arrays.values())}
         clash = {f["name"] for f in functions} & {e["name"] for e in enums}
         if clash:
-            raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) {', '.join(sorted(clash))} "
-                             f"are also the enum of a qualifier (instruction id + qualifier name)")
+            raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
+                             f"{', '.join(sorted(clash))} are also the enum of a qualifier "
+                             f"(instruction id + qualifier name)")
         helpers += list(hp.defs.values())
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
