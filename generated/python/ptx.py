@@ -1161,12 +1161,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"dim": ["3d", "4d", "5d"]},
                             "message": "the im2col modes need 3d to 5d",
                         },
-                        {
-                            "id": "evict-last-tile",
-                            "when": {"hint": "L2::evict_last"},
-                            "require": {"load_mode": ["tile", "tile::gather4"]},
-                            "message": ".L2::evict_last goes with .tile / .tile::gather4",
-                        },
                     ],
                     "gates": [
                         {
@@ -1967,8 +1961,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "multicast-cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
-                            "require": {"space": "shared::cluster", "op": ["none", "expect_tx"]},
-                            "message": ".multicast::cluster::32b needs .shared::cluster",
+                            "require": {"op": ["none", "expect_tx"]},
+                            "forbid": {"space": ["shared", "shared::cta"]},
+                            "message": (
+                                ".multicast::cluster::32b takes a .shared::cluster or generic "
+                                "address and no .noComplete"
+                            ),
                         },
                     ],
                     "gates": [
@@ -2151,8 +2149,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "multicast-cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
-                            "require": {"space": "shared::cluster", "op": ["none", "expect_tx"]},
-                            "message": ".multicast::cluster::32b needs .shared::cluster",
+                            "require": {"op": ["none", "expect_tx"]},
+                            "forbid": {"space": ["shared", "shared::cta"]},
+                            "message": (
+                                ".multicast::cluster::32b takes a .shared::cluster or generic "
+                                "address and no .noComplete"
+                            ),
                         },
                     ],
                     "gates": [
@@ -2277,8 +2279,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "multicast-cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
-                            "require": {"space": "shared::cluster"},
-                            "message": ".multicast::cluster::32b needs .shared::cluster",
+                            "forbid": {"space": ["shared", "shared::cta"]},
+                            "message": (
+                                ".multicast::cluster::32b takes a .shared::cluster or generic "
+                                "address"
+                            ),
                         },
                     ],
                     "gates": [
@@ -2360,8 +2365,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "multicast-cluster",
                             "when": {"multicast": "multicast::cluster::32b"},
-                            "require": {"space": "shared::cluster"},
-                            "message": ".multicast::cluster::32b needs .shared::cluster",
+                            "forbid": {"space": ["shared", "shared::cta"]},
+                            "message": (
+                                ".multicast::cluster::32b takes a .shared::cluster or generic "
+                                "address"
+                            ),
                         },
                     ],
                     "gates": [
@@ -5341,7 +5349,7 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
     "cp_async_bulk_tensor": 508,
-    "cp_async_bulk_prefetch_tensor": 46,
+    "cp_async_bulk_prefetch_tensor": 60,
     "cp_reduce_async_bulk_tensor": 224,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
@@ -5355,10 +5363,10 @@ FORM_COUNTS: dict[str, int] = {
     "stmatrix": 27,
     "mbarrier_init": 9,
     "mbarrier_inval": 3,
-    "mbarrier_arrive": 132,
-    "mbarrier_arrive_drop": 132,
-    "mbarrier_expect_tx": 15,
-    "mbarrier_complete_tx": 15,
+    "mbarrier_arrive": 162,
+    "mbarrier_arrive_drop": 162,
+    "mbarrier_expect_tx": 18,
+    "mbarrier_complete_tx": 18,
     "mbarrier_test_wait": 30,
     "mbarrier_try_wait": 60,
     "mbarrier_pending_count": 1,
@@ -5401,7 +5409,7 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_tensor":
         "3eadcc3ef67c07f882937bcf427b299d0beb38cc251596d9ff20f3d8706d04a8",
     "cp_async_bulk_prefetch_tensor":
-        "36bc78b0a104a7a154331e653f1f0c4b19bbedfa5ef8d58e3d411233111a42d7",
+        "9e263deb02969ea515c220d9b9419ebe8f2ea92cb6060c5cce660be553b5b2e6",
     "cp_reduce_async_bulk_tensor":
         "56ae85677c7275b5af98781e6cad5314b78780fda5dda64a0188d57e638390a7",
     "fence_thread":
@@ -5429,13 +5437,13 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_inval":
         "1e97dfc7b4cf187235c989318d491445bffa7e628af6b82adf284882480b6ab8",
     "mbarrier_arrive":
-        "797e7b2da107186eea813bffd4cebeaddff594281150513688ebe254aced5fc9",
+        "da95289cea79693e08ddb9c26ee4927116c69161b74d1c34e04184ea7d16810f",
     "mbarrier_arrive_drop":
-        "6adc2bb3cd23f7cd7eb7fbd7aa1b61cbaf31e9585952240369fb661f29bab59c",
+        "4c952e73925cc8207b7c05aeceb707cbafbcf21cc6ad2c6c818e61f26d054619",
     "mbarrier_expect_tx":
-        "46f617e8479d67a2dff80e7e7c18802dab7aa65ea348340d364887ae28f2e296",
+        "fbb7c1d9367c9a166e1c9ae9eb5a0c1997e51bf4b8a00ea101bdcf8a3a09d338",
     "mbarrier_complete_tx":
-        "b5a01ceffb97e52fa1a5f299e8da1cdf387210383da11ee85b6992ed5d95e556",
+        "71220cbfb9466b5131c1d0539b40f4b165a790e0883eba1545ae3fa6e5806b99",
     "mbarrier_test_wait":
         "d29d118c56b05b6a0246b1f6a4040f03c603b053bb68cd2b45993ddff290226c",
     "mbarrier_try_wait":

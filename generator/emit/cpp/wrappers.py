@@ -562,6 +562,8 @@ class _Wrapper:
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
+        if not tps:  # not a template: host passes, where the asm is left out, compile it too
+            params = [f"[[maybe_unused]] {p}" for p in params]
         result: list[tuple[str, str | None]] = []
         if ret is not None:
             result = [(f"{ret[1]} {ret[2]}{{}};", "local")]

@@ -1014,10 +1014,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> src_mem,
-    std::uint32_t size,
-    ::ptxgen::ptx::shared_address mbar
+    [[maybe_unused]] detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> dst_mem,
+    [[maybe_unused]] detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> src_mem,
+    [[maybe_unused]] std::uint32_t size,
+    [[maybe_unused]] ::ptxgen::ptx::shared_address mbar
 ) {
     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,

@@ -182,8 +182,10 @@ enum class cp_reduce_async_bulk_tensor_completion : int {
 };
 
 namespace detail {
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
@@ -5859,6 +5861,15 @@ struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::d
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.1d.L2.global.tile
     template <class PtxgenT0, class PtxgenU0>
@@ -5883,6 +5894,15 @@ struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::d
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
     }
 };
 template <>
@@ -5931,6 +5951,15 @@ struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::d
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.3d.L2.global.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.L2::evict_last " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.3d.L2.global.tile
     template <class PtxgenT0, class PtxgenU0>
@@ -5958,6 +5987,15 @@ struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::d
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.4d.L2.global.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.L2::evict_last " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.4d.L2.global.tile
     template <class PtxgenT0, class PtxgenU0>
@@ -5982,6 +6020,15 @@ struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::d
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.5d.L2.global.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
     }
 };
 template <>
@@ -6026,8 +6073,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))) || (((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128)),
@@ -6176,8 +6221,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))) || (((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128)),
@@ -6211,6 +6254,15 @@ struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col
     template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
@@ -6220,12 +6272,30 @@ struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col
     template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                          asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2])));
     }
 };
 
@@ -6251,8 +6321,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
 ) {
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is required when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -6327,8 +6395,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
 ) {
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is only allowed when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -6361,12 +6427,30 @@ struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tens
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128
     template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
     }
 };
 template <>
@@ -6379,12 +6463,30 @@ struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tens
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128
     template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
     }
 };
 template <>
@@ -6397,12 +6499,30 @@ struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tens
     }
 };
 template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
 struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
     // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128
     template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
+    }
+};
+template <>
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
+    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::evict_last
+    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
     }
 };
 
@@ -6431,8 +6551,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))) || (((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128),
@@ -6541,8 +6659,6 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_evict_last))) || (((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .L2::evict_last goes with .tile / .tile::gather4");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128),

@@ -2034,8 +2034,8 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
 
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope>
+// The forms of mbarrier_arrive_multicast_cluster_token, one specialization each.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
 struct mbarrier_arrive_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -2044,7 +2044,200 @@ struct mbarrier_arrive_multicast_cluster_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
+ *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
+                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
+                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_multicast_cluster_token, one specialization each.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
+struct mbarrier_arrive_multicast_cluster_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
+ *   count: the number of arrivals (default 1)
+ *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    std::uint32_t count,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
+                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
+                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_multicast_cluster_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
+struct mbarrier_arrive_multicast_cluster_forms2 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -2053,7 +2246,16 @@ struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::none, mbarr
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -2062,7 +2264,16 @@ struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -2071,7 +2282,16 @@ struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -2080,7 +2300,16 @@ struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -2094,33 +2323,36 @@ struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mb
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = none, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
  *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none>
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
-    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_space::shared_cluster, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_multicast_cluster_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, cta_mask);
 }
 
 namespace detail {
 
 // The forms of mbarrier_arrive_multicast_cluster, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope>
-struct mbarrier_arrive_multicast_cluster_forms1 {
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
+struct mbarrier_arrive_multicast_cluster_forms3 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -2128,7 +2360,16 @@ struct mbarrier_arrive_multicast_cluster_forms1 {
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -2137,7 +2378,16 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::none, mbarr
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -2146,7 +2396,16 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -2155,7 +2414,16 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -2164,7 +2432,16 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mb
     }
 };
 template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -2178,10 +2455,11 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mb
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = none, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
@@ -2189,9 +2467,9 @@ struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mb
  *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none>
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
-    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_space::shared_cluster, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
@@ -2199,13 +2477,15 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_multicast_cluster_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_multicast_cluster_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count, cta_mask);
 }
 
 namespace detail {
 
-// The forms of mbarrier_arrive_expect_tx_multicast, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope>
+// The forms of mbarrier_arrive_expect_tx_multicast_token, one specialization each.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
 struct mbarrier_arrive_expect_tx_multicast_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -2214,7 +2494,109 @@ struct mbarrier_arrive_expect_tx_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none> {
+struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = expect_tx, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
+ *   tx_count: the transaction bytes to expect (txCount)
+ *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    std::uint32_t tx_count,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
+                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
+                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_expect_tx_multicast, one specialization each.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
+struct mbarrier_arrive_expect_tx_multicast_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.expect_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -2223,7 +2605,16 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::none, mba
     }
 };
 template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -2232,7 +2623,16 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, 
     }
 };
 template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -2241,7 +2641,16 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, 
     }
 };
 template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta> {
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -2250,7 +2659,16 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, 
     }
 };
 template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster> {
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
+    // mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
     // mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -2264,10 +2682,11 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = expect_tx, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = expect_tx, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster). state space of addr (generic when left out)
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
@@ -2275,9 +2694,9 @@ struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, 
  *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none>
+template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
-    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::expect_tx, PtxgenSem, PtxgenScope, mbarrier_arrive_space::shared_cluster, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
@@ -2285,7 +2704,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_expect_tx_multicast_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
@@ -3679,8 +4100,8 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
 
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope>
+// The forms of mbarrier_arrive_drop_multicast_cluster_token, one specialization each.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
 struct mbarrier_arrive_drop_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -3689,7 +4110,200 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr:
+ *   cta_mask:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_drop_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_drop_multicast_cluster_token, one specialization each.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
+struct mbarrier_arrive_drop_multicast_cluster_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr:
+ *   count:
+ *   cta_mask:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    std::uint32_t count,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_drop_multicast_cluster_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
+struct mbarrier_arrive_drop_multicast_cluster_forms2 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -3698,7 +4312,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::n
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -3707,7 +4330,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -3716,7 +4348,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -3725,7 +4366,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
@@ -3739,33 +4389,36 @@ struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::r
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = none, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none>
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
-    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_drop_space::shared_cluster, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_drop_multicast_cluster_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, cta_mask);
 }
 
 namespace detail {
 
 // The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope>
-struct mbarrier_arrive_drop_multicast_cluster_forms1 {
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
+struct mbarrier_arrive_drop_multicast_cluster_forms3 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
         static_assert(dependent_false<PtxgenSem>,
@@ -3773,7 +4426,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1 {
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -3782,7 +4444,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::n
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -3791,7 +4462,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -3800,7 +4480,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -3809,7 +4498,16 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::r
     }
 };
 template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
@@ -3823,10 +4521,11 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::r
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = none, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = none, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
@@ -3834,9 +4533,9 @@ struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::r
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none>
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
-    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, mbarrier_arrive_drop_space::shared_cluster, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
@@ -3844,13 +4543,15 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_multicast_cluster_forms1<PtxgenSem, PtxgenScope>::run(addr, count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_drop_multicast_cluster_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count, cta_mask);
 }
 
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_expect_tx_multicast, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope>
+// The forms of mbarrier_arrive_drop_expect_tx_multicast_token, one specialization each.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
 struct mbarrier_arrive_drop_expect_tx_multicast_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -3859,7 +4560,109 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0 {
     }
 };
 template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none> {
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+
+}  // namespace detail
+
+/**
+ * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: op = expect_tx, multicast = multicast::cluster::32b, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, release, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
+ * Operands:
+ *   state: the state token (returned by the _token wrappers)
+ *   addr:
+ *   tx_count:
+ *   cta_mask:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    std::uint32_t tx_count,
+    std::uint32_t cta_mask
+) {
+    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
+                  "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    std::uint64_t state{};
+    detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count, cta_mask);
+    return state;
+}
+
+namespace detail {
+
+// The forms of mbarrier_arrive_drop_expect_tx_multicast, one specialization each.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1 {
+    template <class... PtxgenT>
+    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
+        static_assert(dependent_false<PtxgenSem>,
+                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.expect_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -3868,7 +4671,16 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
     }
 };
 template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -3877,7 +4689,16 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
     }
 };
 template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -3886,7 +4707,16 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
     }
 };
 template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta> {
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -3895,7 +4725,16 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
     }
 };
 template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster> {
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
+    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
     // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
     PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
@@ -3909,10 +4748,11 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: op = expect_tx, space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: op = expect_tx, multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, release, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
@@ -3920,9 +4760,9 @@ struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem:
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none>
+template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
-    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::expect_tx, PtxgenSem, PtxgenScope, mbarrier_arrive_drop_space::shared_cluster, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
@@ -3930,7 +4770,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
+                  "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
+    detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
@@ -4083,7 +4925,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
 namespace detail {
 
 // The forms of mbarrier_expect_tx_multicast_cluster, one specialization each.
-template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope>
+template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope, mbarrier_expect_tx_space PtxgenSpace>
 struct mbarrier_expect_tx_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -4092,7 +4934,16 @@ struct mbarrier_expect_tx_multicast_cluster_forms0 {
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::none> {
+    // mbarrier.expect_tx.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.expect_tx.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::shared_cluster> {
     // mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4101,7 +4952,16 @@ struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none,
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::none> {
+    // mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::shared_cluster> {
     // mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4110,7 +4970,16 @@ struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relax
     }
 };
 template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster> {
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::none> {
+    // mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::shared_cluster> {
     // mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4124,19 +4993,20 @@ struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relax
 /**
  * `mbarrier.expect_tx`: raise the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
  * Operands:
  *   addr:
  *   tx_count: the transaction bytes to expect
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_expect_tx_sem PtxgenSem = mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope PtxgenScope = mbarrier_expect_tx_scope::none>
+template <mbarrier_expect_tx_sem PtxgenSem = mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope PtxgenScope = mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space PtxgenSpace = mbarrier_expect_tx_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
-    detail::reg_t<detail::mbarrier_expect_tx_type_addr(PtxgenSem, PtxgenScope, mbarrier_expect_tx_space::shared_cluster, mbarrier_expect_tx_multicast::multicast_cluster_32b, mbarrier_expect_tx_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_expect_tx_type_addr(PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_expect_tx_multicast::multicast_cluster_32b, mbarrier_expect_tx_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
@@ -4144,7 +5014,9 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    detail::mbarrier_expect_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
+                  "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
+    detail::mbarrier_expect_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
@@ -4297,7 +5169,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
 namespace detail {
 
 // The forms of mbarrier_complete_tx_multicast_cluster, one specialization each.
-template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope>
+template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope, mbarrier_complete_tx_space PtxgenSpace>
 struct mbarrier_complete_tx_multicast_cluster_forms0 {
     template <class... PtxgenT>
     PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
@@ -4306,7 +5178,16 @@ struct mbarrier_complete_tx_multicast_cluster_forms0 {
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::none> {
+    // mbarrier.complete_tx.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.complete_tx.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::shared_cluster> {
     // mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4315,7 +5196,16 @@ struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::n
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::none> {
+    // mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::shared_cluster> {
     // mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4324,7 +5214,16 @@ struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::r
     }
 };
 template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster> {
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::none> {
+    // mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64
+    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
+    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         asm volatile("mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
+    }
+};
+template <>
+struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::shared_cluster> {
     // mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
     template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
     PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
@@ -4338,19 +5237,20 @@ struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::r
 /**
  * `mbarrier.complete_tx`: lower the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: space = shared::cluster, multicast = multicast::cluster::32b, type = b64.
+ * Fixed by this wrapper: multicast = multicast::cluster::32b, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta, shared::cluster).
  * Operands:
  *   addr:
  *   tx_count:
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mbarrier_complete_tx_sem PtxgenSem = mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope PtxgenScope = mbarrier_complete_tx_scope::none>
+template <mbarrier_complete_tx_sem PtxgenSem = mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope PtxgenScope = mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space PtxgenSpace = mbarrier_complete_tx_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
-    detail::reg_t<detail::mbarrier_complete_tx_type_addr(PtxgenSem, PtxgenScope, mbarrier_complete_tx_space::shared_cluster, mbarrier_complete_tx_multicast::multicast_cluster_32b, mbarrier_complete_tx_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_complete_tx_type_addr(PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_complete_tx_multicast::multicast_cluster_32b, mbarrier_complete_tx_type::b64)> addr,
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
@@ -4358,7 +5258,9 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    detail::mbarrier_complete_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope>::run(addr, tx_count, cta_mask);
+    static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
+                  "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
+    detail::mbarrier_complete_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
 }
 
 namespace detail {
@@ -5437,7 +6339,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
-    std::uint64_t state
+    [[maybe_unused]] std::uint64_t state
 ) {
     std::uint32_t count{};
     // mbarrier.pending_count.b64
