@@ -226,17 +226,25 @@ def py_literal(value: object, indent: int = 0, width: int = 99, start: int | Non
     implicitly concatenated pieces, so generated modules pass ruff's
     line-length check.
     """
-    flat = _py_flat(value)
+    return _py_literal(value, indent, width, start, {})
+
+
+def _py_literal(value: object, indent: int, width: int, start: int | None,
+                memo: dict[int, str]) -> str:
+    flat = _py_flat(value, memo)
     if (indent if start is None else start) + len(flat) <= width - 1:
         return flat
     pad = " " * (indent + 4)
     if isinstance(value, dict):
-        items = [f"{pad}{_py_flat(k)}: "
-                 f"{py_literal(v, indent + 4, width, indent + 6 + len(_py_flat(k))).lstrip()},"
-                 for k, v in value.items()]
+        items = []
+        for k, v in value.items():
+            fk = _py_flat(k, memo)
+            lit = _py_literal(v, indent + 4, width, indent + 6 + len(fk), memo)
+            items.append(f"{pad}{fk}: {lit.lstrip()},")
         return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
     if isinstance(value, (list, tuple)):
-        items = [f"{pad}{py_literal(v, indent + 4, width).lstrip()}," for v in value]
+        items = [f"{pad}{_py_literal(v, indent + 4, width, None, memo).lstrip()},"
+                 for v in value]
         open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
         return open_ + "\n" + "\n".join(items) + "\n" + " " * indent + close
     if isinstance(value, str):
@@ -258,19 +266,31 @@ def py_literal(value: object, indent: int = 0, width: int = 99, start: int | Non
     return flat
 
 
-def _py_flat(value: object) -> str:
+def _py_flat(value: object, memo: dict[int, str] | None = None) -> str:
+    """``value`` on one line; ``memo`` keeps the text of the containers already written
+    (by identity; they stay alive while it is used), so that :func:`py_literal` writes
+    each once however deep it splits."""
     if isinstance(value, str):
         return py_str(value)
     if isinstance(value, bool) or value is None or isinstance(value, int):
         return repr(value)
+    if memo is not None:
+        hit = memo.get(id(value))
+        if hit is not None:
+            return hit
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_py_flat(k)}: {_py_flat(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_py_flat(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(_py_flat(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    raise TypeError(f"py_literal: cannot write {type(value).__name__}")
+        out = "{" + ", ".join(f"{_py_flat(k, memo)}: {_py_flat(v, memo)}"
+                              for k, v in value.items()) + "}"
+    elif isinstance(value, list):
+        out = "[" + ", ".join(_py_flat(v, memo) for v in value) + "]"
+    elif isinstance(value, tuple):
+        inner = ", ".join(_py_flat(v, memo) for v in value)
+        out = f"({inner},)" if len(value) == 1 else f"({inner})"
+    else:
+        raise TypeError(f"py_literal: cannot write {type(value).__name__}")
+    if memo is not None:
+        memo[id(value)] = out
+    return out
 
 
 def cpp_asm_text(text: str) -> str:

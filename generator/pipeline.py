@@ -1,9 +1,8 @@
 """The whole pipeline as functions the CLI (and tests) call:
 load -> validate -> model (checked; with ``ptx_isa``, as of that version) -> emit -> write.
 
-With ``ptx_isa``, the validated documents are first turned into the spec as of that
-PTX ISA version (:mod:`ptxgen.model.versions`); the emitters get that model and do
-not know.
+With ``ptx_isa``, the model is the spec as of that PTX ISA version
+(:func:`ptxgen.model.versions.at`); the emitters get that model and do not know.
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ from ptxgen import manifest, validate
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
 from ptxgen.load import Document, load_spec_dir_partial
-from ptxgen.model import Spec, build_model
+from ptxgen.model import Spec, build_model, versions
 from ptxgen.model.checks import check_model
-from ptxgen.model.versions import view_documents
 from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
@@ -42,10 +40,9 @@ def load_model(spec_dir: Path, ptx_isa: str | None = None) -> Spec:
 
 
 def model_of(docs: list[Document], ptx_isa: str | None = None) -> Spec:
-    """The model of validated documents, or of their view as of PTX ISA ``ptx_isa``."""
-    if ptx_isa is None:
-        return build_model(docs)
-    return build_model(view_documents(docs, ptx_isa))
+    """The model of validated documents, or its view as of PTX ISA ``ptx_isa``."""
+    spec = build_model(docs)
+    return spec if ptx_isa is None else versions.at(spec, ptx_isa)
 
 
 def render(spec_dir: Path, ptx_isa: str | None = None) -> Files:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issues 8 and 17: run every GPU test and both GEMM benchmarks (the dense wgmma GEMM and the
+# Issues 8 and 17: run every GPU test and both GEMM benchmarks (the dense wgmma GEMM at 8192^3,
+# 4096^3 and 8192 x 8192 x 2048, each in several kernel configurations, and the
 # 2:4-sparse one), and write docs/gpu-results.md. Needs an H100 / H200 (sm_90a), nvcc,
 # PyTorch and numpy: run it through the device tool, from the repository root:
 #

@@ -60,10 +60,22 @@ def test_sparse_gemm_takes_every_instruction_from_ptxgen() -> None:
     shim = re.sub(r"//[^\n]*", "", (ROOT / "examples" / "common" / "async_shim.cuh").read_text())
     functions = re.findall(r"__device__ __forceinline__ [\w:]+ (\w+)\(", shim)
     calls = re.findall(r"\bpx::(mbarrier_\w+|cp_async_\w+|fence_\w+|barrier_cluster_\w+|"
-                       r"setmaxnreg|mapa)(?=\s*[<(])", shim)
+                       r"setmaxnreg|mapa|barrier_sync)(?=\s*[<(])", shim)
     assert "wgmma" not in shim
     # smem_u32 and cluster_ctarank are plain CUDA; every other function is one wrapper call
     assert len(calls) == len(functions) - 2, (calls, functions)
+
+
+def test_dense_gemm_hand_written_ptx_is_in_the_shim_only() -> None:
+    """examples/wgmma_gemm writes no asm itself either: TMA loads and stores, mbarriers,
+    cluster barriers, named barriers and setmaxnreg come from the shim, the wgmma, its
+    fence / commit / wait and the descriptors from ptxgen."""
+    src = (ROOT / "examples" / "wgmma_gemm" / "gemm.cu").read_text()
+    code = re.sub(r"//[^\n]*", "", src)
+    assert not re.search(r"\basm\b", code)
+    for name in ("wgmma_mma_async<", "wgmma_fence()", "wgmma_commit_group()",
+                 "wgmma_wait_group(", "ptxgen::WgmmaDesc", "shim::"):
+        assert name in code, name
 
 
 def test_sparse_wgmma_forms_are_the_ptx_isas() -> None:

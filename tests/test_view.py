@@ -21,7 +21,7 @@ from conftest import ROOT, SPEC, run_cli
 from ptxgen.load import load_spec_dir
 from ptxgen.model import Spec, build_model
 from ptxgen.model.instructions import FALSE, Form, vkey
-from ptxgen.model.versions import ViewError, supported_at, view_documents
+from ptxgen.model.versions import ViewError, at, supported_at
 from ptxgen.pipeline import load_documents, load_model
 from ptxgen.support import answer
 
@@ -38,10 +38,8 @@ def whole() -> Spec:
     return build_model(docs())
 
 
-@cache
 def view(version: str) -> Spec:
-    iset = whole().instructions
-    return build_model(view_documents(docs(), version, iset))
+    return at(whole(), version)
 
 
 def ident(f: Form) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -179,22 +177,38 @@ def test_since_must_name_real_consumers(spec_copy: Path) -> None:
 # -- positions ---------------------------------------------------------------------------------
 
 def test_view_elements_keep_their_lines() -> None:
-    full = {d.rel: d for d in docs()}
-    vdocs = {d.rel: d for d in view_documents(docs(), "8.6", whole().instructions)}
-    rel = "spec/instructions/tcgen05_mma.yaml"
-    vd, fd = vdocs[rel], full[rel]
-    ins = vd.data["instructions"][0]
-    gate_ids = [g["id"] for g in ins["gates"]]
-    assert "kind-mxf4nvf4" not in gate_ids and "block-n" not in gate_ids
-    for j, gid in enumerate(gate_ids):
-        k = [g["id"] for g in fd.data["instructions"][0]["gates"]].index(gid)
-        assert vd.source.locate(("instructions", 0, "gates", j)) == \
-            fd.source.locate(("instructions", 0, "gates", k))
-    rel = "spec/targets.yaml"
-    names = [t["name"] for t in vdocs[rel].data["targets"]]
-    j = names.index("sm_120") if "sm_120" in names else names.index("sm_101a")
-    k = [t["name"] for t in full[rel].data["targets"]].index(names[j])
-    assert vdocs[rel].source.locate(("targets", j)) == full[rel].source.locate(("targets", k))
+    """A view's elements point at the real spec: descriptor elements keep their sources,
+    and `diff --ptx-isa` finds the gates, targets and versions of a view on the lines of
+    the spec files that define them."""
+    spec = view("8.6")
+    for d in spec.descriptors:
+        full = whole().descriptor(d.name)
+        for lay in d.layouts:
+            for e, f in zip(lay.entries, full.layout(lay.kind).entries, strict=True):
+                assert e.source == f.source
+                line = (ROOT / e.source.file).read_text().splitlines()[e.source.line - 1]
+                assert getattr(e, "name", "") in line or "reserved" in line \
+                    or "fixed" in line, (e, line)
+    res = run_cli("diff", "--ptx-isa", "8.6", "9.0", "--format", "json")
+    assert res.code in (0, 1), res.err
+    located = 0
+    for c in json.loads(res.out)["changes"]:
+        if c["new"] is None or c["rule"] not in ("qualifier-value-added", "target-added",
+                                                 "ptx-isa-version-added", "qualifier-added"):
+            continue
+        text = (ROOT / c["new"]["file"]).read_text().splitlines()[c["new"]["line"] - 1]
+        name = c["subject"].rsplit(".", 1)[-1] if "version" not in c["rule"] else \
+            c["subject"].removeprefix("targets.ptx_isa_versions.")
+        assert name in text, (c, text)
+        located += 1
+    assert located > 10
+
+
+def test_a_view_is_made_once_per_version() -> None:
+    spec = whole()
+    assert at(spec, "8.7") is at(spec, "8.7")
+    assert at(spec, "8.7") is not at(spec, "8.8")
+    assert at(spec, "8.7").instructions is not None
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -255,7 +269,7 @@ def test_unknown_version_is_an_error(tmp_path: Path) -> None:
                            + "\n")  # type: ignore[union-attr]
     assert not (tmp_path / "x").exists()
     with pytest.raises(ViewError):
-        view_documents(docs(), "10.0")
+        at(whole(), "10.0")
 
 
 def test_validate_a_view() -> None:
@@ -317,6 +331,11 @@ def test_the_fast_path_reads_no_spec() -> None:
 def test_load_spec_dir_is_untouched_by_views() -> None:
     """A view is made from copies: the loaded documents stay as they were."""
     before = [d.data for d in load_spec_dir(SPEC)]
-    view_documents(docs(), "7.0", whole().instructions)
+    fresh = build_model(load_documents(SPEC))
+    for version in ("7.0", "8.6", "9.0"):
+        at(fresh, version)
     assert [d.data for d in docs()] == before
+    assert fresh.instructions is not None and fresh.instructions.data is not None
+    assert [dict(d) for _, d in fresh.instructions.data[1]] == [
+        d.data for d in load_spec_dir(SPEC) if d.rel.startswith("spec/instructions/")]
     assert ROOT.is_dir()

@@ -5,8 +5,8 @@
 // tests/test_async_examples.py checks that no asm remains under examples/). It only fixes
 // the qualifiers the examples use, so that the call sites read as before.
 //
-// Used by examples/sparse_gemm/gemm_sp.cu. sm_90 and later (sm_90a for setmaxnreg); the
-// cluster forms need a kernel launched with a cluster dimension.
+// Used by examples/sparse_gemm/gemm_sp.cu and examples/wgmma_gemm/gemm.cu. sm_90 and later
+// (sm_90a for setmaxnreg); the cluster forms need a kernel launched with a cluster dimension.
 #pragma once
 
 #include <ptxgen/ptx/cp_async_bulk.hpp>
@@ -118,6 +118,42 @@ __device__ __forceinline__ void barrier_cluster_arrive_release() {
 // barrier.cluster.wait.acquire.aligned;
 __device__ __forceinline__ void barrier_cluster_wait_acquire() {
   px::barrier_cluster_wait<px::barrier_cluster_sem::acquire, true>();
+}
+
+// cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {c0, c1}], [src];
+// (src: the box in shared memory, laid out as the tensor map's swizzle says)
+__device__ __forceinline__ void cp_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map,
+                                                                        int c0, int c1,
+                                                                        const void* src) {
+  const int coords[2] = {c0, c1};
+  px::cp_async_bulk_tensor_store<px::cp_async_bulk_tensor_dim::dim_2d,
+                                 px::cp_async_bulk_tensor_load_mode::tile>(map, coords, src);
+}
+
+// cp.async.bulk.commit_group;
+__device__ __forceinline__ void cp_async_bulk_commit_group() { px::cp_async_bulk_commit_group(); }
+
+// cp.async.bulk.wait_group.read N;  (the source reads of all but the newest N bulk groups done)
+template <int N>
+__device__ __forceinline__ void cp_async_bulk_wait_group_read() {
+  px::cp_async_bulk_wait_group<true>(px::imm<N>);
+}
+
+// cp.async.bulk.wait_group N;  (all but the newest N bulk groups complete)
+template <int N>
+__device__ __forceinline__ void cp_async_bulk_wait_group() {
+  px::cp_async_bulk_wait_group<false>(px::imm<N>);
+}
+
+// fence.proxy.async.shared::cta;  (generic-proxy shared-memory writes before this are seen by
+// later async-proxy operations, such as a bulk copy reading them)
+__device__ __forceinline__ void fence_proxy_async_shared_cta() {
+  px::fence_proxy<px::fence_proxy_proxykind::async_shared_cta>();
+}
+
+// barrier.sync.aligned id, count;  (a named barrier of count threads, whole warps)
+__device__ __forceinline__ void barrier_sync_aligned(std::uint32_t id, std::uint32_t count) {
+  px::barrier_sync<false, true>(id, count);
 }
 
 // setmaxnreg.inc.sync.aligned.u32 R;

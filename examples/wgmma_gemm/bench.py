@@ -1,13 +1,23 @@
 """Build, check and time the wgmma bf16 GEMM (gemm.cu) against torch.matmul (cuBLAS).
 
-    python3 examples/wgmma_gemm/bench.py [--size 8192] [--json out.json]
+    python3 examples/wgmma_gemm/bench.py [--size 8192] [--variants] [--json out.json]
 
 C = A @ B^T with A [M, K] and B [N, K] bf16 (torch.matmul(A, B.t()), the same operands for
-both). Correctness, in the same run as the timing: every element is written (C is poisoned
-with NaN first) and rows sampled at random agree with a float64 reference to a relative
-Frobenius error under 1e-2 (bf16 output: about 2e-3 expected); the cuBLAS result is held to
-the same check. Timing: CUDA events around each call after warm-up, interleaved rounds of
-ours and torch's, the median; TFLOP/s = 2 M N K / time.
+both). Problems: M = N = K = --size (the reported one), then --extra (default 4096^3 and
+8192 x 8192 x 2048: fewer waves of tiles, where the last one's idle share weighs more).
+
+Kernel configurations (CONFIGS), all checked and timed in the same interleaved rounds as
+cuBLAS: the default (ptxgen_gemm_bf16: clusters of 2 sharing B by TMA multicast, the
+stream-K tail and C written by TMA stores) and the others for comparison, "cluster1" being
+the previous kernel's algorithm (one CTA per tile, every tile whole, direct stores).
+
+Correctness, in the same run as the timing: every element is written (C is poisoned with
+NaN first), rows sampled at random agree with a float64 reference to a relative Frobenius
+error under 1e-2 (bf16 output: about 2e-3 expected; the cuBLAS result is held to the same
+check), and every configuration's C equals the "cluster1" one's bit for bit (the same
+wgmma instructions in the same k order for every element); the share of elements equal to
+cuBLAS's is recorded. Timing: CUDA events around each call after warm-up, interleaved
+rounds of every configuration and torch's, the median; TFLOP/s = 2 M N K / time.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -30,14 +41,27 @@ INCLUDE = ROOT / "generated" / "include"
 FLAGS = ["-std=c++17", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC",
          "-shared", "-Xptxas", "-v"]
 
-#: (stages, group_m) of the variants timed; the first is the reported default.
+#: (stages, group_m) of the variants of the default configuration timed after the main
+#: measurement; the first is the default.
 VARIANTS = [(4, 16), (3, 16), (4, 8), (4, 32)]
+
+#: name: (cluster, streamk, tma_store) passed to ptxgen_gemm_bf16_config; the first is the
+#: default (what ptxgen_gemm_bf16 runs), "cluster1" the reference for the bit-identity check.
+CONFIGS = {"cluster2+streamk+tma_store": (2, 1, 1), "cluster2+tma_store": (2, 0, 1),
+           "cluster2+streamk": (2, 1, 0), "cluster2": (2, 0, 0),
+           "cluster1+streamk+tma_store": (1, 1, 1), "cluster1+tma_store": (1, 0, 1),
+           "cluster1": (1, 0, 0)}
+REFERENCE = "cluster1"
+
+#: (M, N, K) timed after the main --size problem.
+EXTRA = [(4096, 4096, 4096), (8192, 8192, 2048)]
 
 
 def build() -> tuple[Path, str]:
     src = HERE / "gemm.cu"
     h = hashlib.sha256(src.read_bytes() + " ".join(FLAGS).encode())
-    for p in sorted((INCLUDE / "ptxgen").rglob("*.hpp")):
+    for p in [*sorted((INCLUDE / "ptxgen").rglob("*.hpp")),
+              *sorted((ROOT / "examples" / "common").glob("*.cuh"))]:
         h.update(p.read_bytes())
     out = Path(os.environ.get("PTXGEN_GPU_BUILD", Path(tempfile.gettempdir()) / "ptxgen-gpu-build"))
     out = out / f"gemm-{h.hexdigest()[:16]}"
@@ -54,14 +78,155 @@ def build() -> tuple[Path, str]:
     return lib, log.read_text() if log.exists() else ""
 
 
+def load(lib_path: Path) -> Any:
+    lib = ctypes.CDLL(str(lib_path))
+    lib.ptxgen_gemm_bf16.restype = ctypes.c_int
+    lib.ptxgen_gemm_bf16.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6
+    lib.ptxgen_gemm_bf16_config.restype = ctypes.c_int
+    lib.ptxgen_gemm_bf16_config.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 9
+    lib.ptxgen_gemm_error_string.restype = ctypes.c_char_p
+    lib.ptxgen_gemm_error_string.argtypes = [ctypes.c_int]
+    return lib
+
+
+def time_calls(torch: Any, fn: Any, iters: int) -> list[float]:
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for i in range(iters):
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+
+def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespace,
+            gen: Any) -> dict[str, Any]:
+    """Check every configuration on one problem, then time them and cuBLAS in interleaved
+    rounds."""
+    dev = torch.device("cuda")
+    a = torch.randn(m, k, device=dev, dtype=torch.bfloat16, generator=gen)
+    b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
+    c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
+    stages, group_m = VARIANTS[0]
+
+    def call(cluster: int, streamk: int, tma_store: int, st: int = stages,
+             gm: int = group_m) -> None:
+        err = lib.ptxgen_gemm_bf16_config(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k,
+                                          st, gm, 0, cluster, streamk, tma_store)
+        if err != 0:
+            msg = lib.ptxgen_gemm_error_string(err).decode() if err < 1000 else "see gemm.cu"
+            raise RuntimeError(f"ptxgen_gemm_bf16_config returned {err}: {msg}")
+
+    def theirs() -> Any:
+        return torch.matmul(a, b.t())
+
+    rows = torch.randperm(m, device=dev, generator=gen)[: args.sample_rows]
+    ref = a[rows].double() @ b.double().t()
+    cublas = theirs()
+    torch.cuda.synchronize()
+
+    def rel(x: Any) -> float:
+        return float(torch.linalg.norm(x.double() - ref) / torch.linalg.norm(ref))
+
+    outs: dict[str, Any] = {}
+    configs: dict[str, dict[str, Any]] = {}
+    for name, (cluster, streamk, tma_store) in CONFIGS.items():
+        c.fill_(float("nan"))
+        call(cluster, streamk, tma_store)
+        torch.cuda.synchronize()
+        outs[name] = c.clone()
+        unwritten = int(torch.isnan(c).sum().item())
+        configs[name] = {"cluster": cluster, "streamk": bool(streamk),
+                         "tma_store": bool(tma_store), "unwritten": unwritten,
+                         "rel_err": rel(c[rows]),
+                         "identical_to_cublas": float((c == cublas).double().mean().item())}
+    for name, cfg in configs.items():
+        cfg["identical_to_reference"] = bool(torch.equal(outs[name], outs[REFERENCE]))
+        cfg["correct"] = (cfg["unwritten"] == 0 and cfg["rel_err"] < 1e-2
+                          and cfg["identical_to_reference"])
+    default = next(iter(CONFIGS))
+    rel_vs_cublas = float(torch.linalg.norm(outs[default].double() - cublas.double())
+                          / torch.linalg.norm(cublas.double()))
+    rel_cublas = rel(cublas[rows])
+    del outs
+
+    flop = 2.0 * m * n * k
+    fns: dict[str, Any] = {name: (lambda cfg=cfg: call(*cfg)) for name, cfg in CONFIGS.items()}
+    fns["torch"] = theirs
+    for _ in range(args.warmup):
+        for fn in fns.values():
+            fn()
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(args.rounds):
+        for name, fn in fns.items():
+            times[name] += time_calls(torch, fn, args.iters)
+    ms = {name: statistics.median(t) for name, t in times.items()}
+    for name, cfg in configs.items():
+        cfg.update(ms=ms[name], tflops=flop / ms[name] / 1e9, ratio=ms["torch"] / ms[name],
+                   spread_ms=[min(times[name]), max(times[name])])
+    variants = []
+    if args.variants:
+        cl, sk, tma = CONFIGS[default]
+        for st, gm in VARIANTS:
+            fn = lambda st=st, gm=gm: call(cl, sk, tma, st, gm)  # noqa: E731
+            for _ in range(3):
+                fn()
+            ts = time_calls(torch, fn, args.iters * 2)
+            variants.append({"stages": st, "group_m": gm, "cluster": cl, "streamk": bool(sk),
+                             "tma_store": bool(tma),
+                             "ms": statistics.median(ts),
+                             "tflops": flop / statistics.median(ts) / 1e9})
+    # the default configuration must still be correct after the others ran
+    c.fill_(float("nan"))
+    call(*CONFIGS[default])
+    torch.cuda.synchronize()
+    still = bool(torch.equal(c, cublas) or (not torch.isnan(c).any().item()
+                                            and rel(c[rows]) < 1e-2))
+    chosen = configs[default]
+    return {
+        "size": [m, n, k],
+        "correct": chosen["correct"] and still and rel_cublas < 1e-2,
+        "unwritten": chosen["unwritten"],
+        "rel_err_ours": chosen["rel_err"],
+        "rel_err_cublas": rel_cublas,
+        "rel_diff_ours_vs_cublas": rel_vs_cublas,
+        "identical_to_cublas": chosen["identical_to_cublas"],
+        "identical_to_reference": chosen["identical_to_reference"],
+        "sample_rows": int(rows.numel()),
+        "reported": default,
+        "ms_ours": chosen["ms"],
+        "ms_torch": ms["torch"],
+        "tflops_ours": chosen["tflops"],
+        "tflops_torch": flop / ms["torch"] / 1e9,
+        "ratio": chosen["ratio"],
+        "configs": configs,
+        "timing": {"warmup": args.warmup, "iters": args.iters, "rounds": args.rounds,
+                   "spread_ours_ms": chosen["spread_ms"],
+                   "spread_torch_ms": [min(times["torch"]), max(times["torch"])]},
+        "variants": variants,
+    }
+
+
+def parse_mnk(text: str) -> tuple[int, int, int]:
+    m, n, k = (int(x) for x in text.lower().split("x"))
+    return m, n, k
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--size", type=int, default=8192, help="M = N = K")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=8192, help="M = N = K of the reported problem")
+    ap.add_argument("--extra", nargs="*", type=parse_mnk,
+                    default=EXTRA, help="further problems MxNxK (default 4096x4096x4096 "
+                    "8192x8192x2048; none with an empty list)")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20, help="timed calls per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sample-rows", type=int, default=256)
-    ap.add_argument("--variants", action="store_true", help="also time the other variants")
+    ap.add_argument("--variants", action="store_true",
+                    help="also time the (stages, group_m) variants on the main problem")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--build-only", action="store_true", help="compile gemm.cu and stop")
     args = ap.parse_args()
@@ -74,115 +239,46 @@ def main() -> int:
     import torch
 
     lib_path, build_log = build()
-    lib = ctypes.CDLL(str(lib_path))
-    lib.ptxgen_gemm_bf16.restype = ctypes.c_int
-    lib.ptxgen_gemm_bf16.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6
-    lib.ptxgen_gemm_error_string.restype = ctypes.c_char_p
-    lib.ptxgen_gemm_error_string.argtypes = [ctypes.c_int]
-
-    m = n = k = args.size
+    lib = load(lib_path)
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev)
     gen.manual_seed(int.from_bytes(os.urandom(4), "little"))
-    a = torch.randn(m, k, device=dev, dtype=torch.bfloat16, generator=gen)
-    b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
-    c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
 
-    def ours(stages: int = VARIANTS[0][0], group_m: int = VARIANTS[0][1]) -> None:
-        err = lib.ptxgen_gemm_bf16(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, stages,
-                                   group_m, 0)
-        if err != 0:
-            msg = lib.ptxgen_gemm_error_string(err).decode() if err < 1000 else "see gemm.cu"
-            raise RuntimeError(f"ptxgen_gemm_bf16 returned {err}: {msg}")
-
-    def theirs() -> torch.Tensor:
-        return torch.matmul(a, b.t())
-
-    # -- correctness (same inputs as the timing) --
-    ours()
-    torch.cuda.synchronize()
-    unwritten = int(torch.isnan(c).sum().item())
-    rows = torch.randperm(m, device=dev, generator=gen)[: args.sample_rows]
-    ref = a[rows].double() @ b.double().t()
-    cublas = theirs()
-    torch.cuda.synchronize()
-
-    def rel(x: torch.Tensor) -> float:
-        return float(torch.linalg.norm(x.double() - ref) / torch.linalg.norm(ref))
-
-    rel_ours, rel_cublas = rel(c[rows]), rel(cublas[rows])
-    rel_vs_cublas = float(torch.linalg.norm(c.double() - cublas.double())
-                          / torch.linalg.norm(cublas.double()))
-    correct = unwritten == 0 and rel_ours < 1e-2 and rel_cublas < 1e-2
-
-    # -- timing --
-    def time_calls(fn: object, iters: int) -> list[float]:
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        for i in range(iters):
-            starts[i].record()
-            fn()  # type: ignore[operator]
-            ends[i].record()
-        torch.cuda.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-
-    flop = 2.0 * m * n * k
-    for _ in range(args.warmup):
-        ours()
-        theirs()
-    torch.cuda.synchronize()
-    t_ours: list[float] = []
-    t_torch: list[float] = []
-    for _ in range(args.rounds):
-        t_ours += time_calls(ours, args.iters)
-        t_torch += time_calls(theirs, args.iters)
-    ms_ours, ms_torch = statistics.median(t_ours), statistics.median(t_torch)
-    variants = []
-    if args.variants:
-        for st, gm in VARIANTS:
-            fn = lambda st=st, gm=gm: ours(st, gm)  # noqa: E731
-            for _ in range(3):
-                fn()
-            ts = time_calls(fn, args.iters * 2)
-            variants.append({"stages": st, "group_m": gm, "ms": statistics.median(ts),
-                             "tflops": flop / statistics.median(ts) / 1e9})
-        # the default variant must still be correct after the others ran
-        ours()
-        torch.cuda.synchronize()
-
+    problems = []
+    for i, (m, n, k) in enumerate([(args.size,) * 3, *args.extra]):
+        ns = argparse.Namespace(**vars(args))
+        ns.variants = args.variants and i == 0
+        problems.append(problem(torch, lib, m, n, k, ns, gen))
+        torch.cuda.empty_cache()
+    main_res = problems[0]
     regs = [line.strip() for line in build_log.splitlines()
             if "registers" in line or "spill" in line]
     res = {
-        "size": [m, n, k],
+        **main_res,
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
-        "correct": correct,
-        "unwritten": unwritten,
-        "rel_err_ours": rel_ours,
-        "rel_err_cublas": rel_cublas,
-        "rel_diff_ours_vs_cublas": rel_vs_cublas,
-        "sample_rows": int(rows.numel()),
-        "ms_ours": ms_ours,
-        "ms_torch": ms_torch,
-        "tflops_ours": flop / ms_ours / 1e9,
-        "tflops_torch": flop / ms_torch / 1e9,
-        "ratio": ms_torch / ms_ours,
+        "correct": all(p["correct"] for p in problems),
         "config": {"tile": "128x256x64", "stages": VARIANTS[0][0], "group_m": VARIANTS[0][1],
-                   "consumers": 2, "persistent": True},
-        "timing": {"warmup": args.warmup, "iters": args.iters, "rounds": args.rounds,
-                   "spread_ours_ms": [min(t_ours), max(t_ours)],
-                   "spread_torch_ms": [min(t_torch), max(t_torch)]},
-        "variants": variants,
+                   "consumers": 2, "persistent": True, "cluster": CONFIGS[main_res["reported"]][0],
+                   "streamk": bool(CONFIGS[main_res["reported"]][1]),
+                   "tma_store": bool(CONFIGS[main_res["reported"]][2])},
+        "problems": [{k: v for k, v in p.items() if k != "variants"} for p in problems],
         "ptxas": regs,
     }
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))
-    print(json.dumps({k: v for k, v in res.items() if k not in ("ptxas",)}, indent=2))
-    print(f"ours  {res['tflops_ours']:7.1f} TFLOP/s  ({ms_ours:.3f} ms)   rel err {rel_ours:.2e}")
-    print(f"torch {res['tflops_torch']:7.1f} TFLOP/s  ({ms_torch:.3f} ms)   "
-          f"rel err {rel_cublas:.2e}")
-    print(f"ratio {res['ratio']:.3f}   correct={correct}")
-    return 0 if correct else 1
+    print(json.dumps({k: v for k, v in res.items() if k not in ("ptxas", "problems")}, indent=2))
+    for p in problems:
+        mnk = "x".join(str(x) for x in p["size"])
+        print(f"{mnk:>16}: torch {p['tflops_torch']:7.1f} TFLOP/s  "
+              f"(rel err {p['rel_err_cublas']:.2e})   correct={p['correct']}")
+        for name, cfg in p["configs"].items():
+            print(f"{'':>16}  {name:<18} {cfg['tflops']:7.1f} TFLOP/s  ratio {cfg['ratio']:.3f}  "
+                  f"rel err {cfg['rel_err']:.2e}  identical to {REFERENCE}: "
+                  f"{cfg['identical_to_reference']}  to cuBLAS: "
+                  f"{100 * cfg['identical_to_cublas']:.2f}%")
+    print(f"ratio {res['ratio']:.3f}   correct={res['correct']}")
+    return 0 if res["correct"] else 1
 
 
 if __name__ == "__main__":

@@ -4314,6 +4314,38 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "gates": [{"id": "mapa", "when": {}, "targets": ["sm_90+"], "since": "7.8"}],
                     "wrappers": [{"name": "mapa", "when": {}}],
                 },
+                {
+                    "name": "barrier",
+                    "id": "barrier_named",
+                    "qualifiers": [
+                        {"name": "cta", "text": ".cta", "flag": True},
+                        {"name": "action", "text": ".{}", "values": ["sync", "arrive"]},
+                        {"name": "aligned", "text": ".aligned", "flag": True},
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "register", "type": "b32", "immediate": "allowed"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "optional": True,
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "arrive-count",
+                            "when": {"action": "arrive"},
+                            "require": {"b": True},
+                            "message": "barrier.arrive needs the thread count b",
+                        },
+                    ],
+                    "gates": [{"id": "cta", "when": {"cta": True}, "since": "7.8"}],
+                    "wrappers": [
+                        {"name": "barrier_sync", "when": {"action": "sync"}},
+                        {"name": "barrier_arrive", "when": {"action": "arrive"}},
+                    ],
+                },
             ],
         },
     ),
@@ -5378,6 +5410,7 @@ FORM_COUNTS: dict[str, int] = {
     "griddepcontrol_action": 2,
     "barrier_cluster": 10,
     "mapa_address": 4,
+    "barrier_named": 12,
     "tcgen05_mma": 1568,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
@@ -5466,6 +5499,8 @@ FORM_DIGESTS: dict[str, str] = {
         "399a0f68b02d514cc2edbde3ec885bb96619055b1525e44608fc7956ee49ed32",
     "mapa_address":
         "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
+    "barrier_named":
+        "c29c7b621f8e09133109aaaafbeeedf96b9de7167c8d2ad288f73e392c592331",
     "tcgen05_mma":
         "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
     "wgmma_mma_async":
@@ -7124,6 +7159,41 @@ def mapa_address(
     })
 
 
+def barrier_named(
+    *,
+    cta: bool = False,
+    aligned: bool = False,
+    b: str | int | None = None,
+    action: str,
+    a: str | int,
+) -> str:
+    """``barrier``: named barrier of the CTA (barrier.sync / barrier.arrive).
+
+    barrier.sync waits until b threads (all threads of the CTA when b is left out; a multiple
+    of the warp size) have arrived at barrier a (0-15); barrier.arrive arrives without
+    waiting. .aligned: every thread of the warp executes it. .cta (PTX ISA 7.8) names the
+    scope explicitly.
+
+    Qualifiers:
+        cta: True writes .cta. the explicit .cta scope (PTX ISA 7.8)
+        action: one of sync, arrive.
+        aligned: True writes .aligned.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the barrier number.
+        b: the number of participating threads, a multiple of the warp size (optional).
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("barrier_named"), {
+        "cta": cta,
+        "aligned": aligned,
+        "b": b,
+        "action": action,
+        "a": a,
+    })
+
+
 def tcgen05_mma(
     *,
     ws: bool = False,
@@ -7426,6 +7496,7 @@ __all__ = [
     "FORM_DIGESTS",
     "PtxFormError",
     "barrier_cluster",
+    "barrier_named",
     "cp_async",
     "cp_async_bulk",
     "cp_async_bulk_commit_group",

@@ -61,6 +61,7 @@ INSTRUCTIONS = [
     "griddepcontrol_action",
     "barrier_cluster",
     "mapa_address",
+    "barrier_named",
     "tcgen05_mma",
     "wgmma_mma_async",
     "wgmma_mma_async_sp",

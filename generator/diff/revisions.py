@@ -35,7 +35,7 @@ class Revision:
     spec_dir: str  # the folder as shown: a path, or the path inside the git revision
     commit: str | None
     spec: Spec
-    docs: dict[str, Document]  # by Document.rel
+    docs: dict[str, Document]  # by Document.rel; a view's are the whole spec's files
     _entries: dict[str, dict[int, Path_]] = field(default_factory=dict, repr=False)
     ptx_isa: str | None = None  # a PTX ISA version view of the spec (--ptx-isa)
     base: Spec | None = None  # the whole spec a view was made from
@@ -125,9 +125,10 @@ def load_revision(spec_root: Path, *, label: str, type_: str, spec_dir: str,
 
 
 def load_views(spec_root: Path, old: str, new: str) -> tuple[Revision, Revision]:
-    """The views of one spec folder as of PTX ISA versions ``old`` and ``new``."""
+    """The views of one spec folder as of PTX ISA versions ``old`` and ``new``: their
+    models (:func:`ptxgen.model.versions.at`), located in the spec's own files."""
     from ptxgen.model import build_model
-    from ptxgen.model.versions import ViewError, spec_versions, view_documents
+    from ptxgen.model.versions import ViewError, at, spec_versions
     from ptxgen.pipeline import load_documents
 
     if not spec_root.is_dir():
@@ -137,15 +138,14 @@ def load_views(spec_root: Path, old: str, new: str) -> tuple[Revision, Revision]
     out = []
     for role, version in (("OLD", old), ("NEW", new)):
         try:
-            vdocs = view_documents(docs, version, whole.instructions)
+            view = at(whole, version)
         except ViewError as exc:
-            if version not in spec_versions(docs):
+            if version not in spec_versions(whole):
                 raise DiffError(f"{role}: {exc}") from None
             raise DiffError(f"{role}: the PTX ISA {version} view cannot be made: "
                             f"{exc}") from None
-        out.append(Revision(version, "folder", spec_root.as_posix(), None,
-                            build_model(vdocs), {d.rel: d for d in vdocs},
-                            ptx_isa=version, base=whole))
+        out.append(Revision(version, "folder", spec_root.as_posix(), None, view,
+                            {d.rel: d for d in docs}, ptx_isa=version, base=whole))
     return out[0], out[1]
 
 

@@ -31,6 +31,7 @@ from ptxgen.diff.revisions import Revision
 from ptxgen.model import Spec
 from ptxgen.model.descriptors import Descriptor, Entry, Field, Fixed, Layout, Reserved
 from ptxgen.model.instructions import vkey
+from ptxgen.model.versions import descriptor_appears_in
 
 AREA = "descriptors"
 
@@ -300,13 +301,10 @@ def _since_loc(side: Revision, d: Descriptor, kind: str | None) -> Location:
 
 def compare_since(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
     """The PTX ISA version the descriptor (and each kind of both) appears in."""
-    from ptxgen.model.versions import appears_in
+    def appears_in(d: Descriptor, kind: str | None = None) -> str | None:
+        return descriptor_appears_in(d, kind)
 
-    def data(side: Revision, d: Descriptor) -> dict[str, Json]:
-        doc = side.docs.get(d.spec_file)
-        return doc.data if doc is not None and isinstance(doc.data, dict) else {}
-
-    a, b = data(ctx.old, do), data(ctx.new, dn)
+    a, b = do, dn
     kinds = [None] + [k for k in do.kinds if k in dn.kinds]
     for kind in kinds:
         va, vb = appears_in(a, kind), appears_in(b, kind)
@@ -337,7 +335,9 @@ def _layout_loc(side: Revision, lay: Layout, key: str) -> Location:
 def _kind_loc(side: Revision, d: Descriptor, kind: str | None) -> Location:
     if kind is None or kind not in d.kinds:
         return side.at(d.spec_file, ("descriptor",))
-    return side.at(d.spec_file, ("kinds", d.kinds.index(kind)))
+    doc = side.docs.get(d.spec_file)  # the spec file's kinds (a view has fewer)
+    kinds = [str(k) for k in doc.data.get("kinds", ())] if doc else list(d.kinds)
+    return side.at(d.spec_file, ("kinds", kinds.index(kind)))
 
 
 def compare_notes(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
@@ -361,11 +361,12 @@ def compare_notes(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
 def compare_layout(ctx: Context, do: Descriptor, dn: Descriptor, lo: Layout, ln: Layout) -> None:
     kind = lo.kind
     if lo.class_name != ln.class_name:
-        key = ("class_name",) if lo.kind is None else ("kinds", do.kinds.index(lo.kind))
         ctx.report(CLASS_RENAMED, do.name, f"class {lo.class_name} renamed to {ln.class_name}",
-                   kind=kind, old=ctx.old.at(do.spec_file, key),
-                   new=ctx.new.at(dn.spec_file, key if ln.kind is None else
-                                  ("kinds", dn.kinds.index(ln.kind))),
+                   kind=kind,
+                   old=ctx.old.at(do.spec_file, ("class_name",)) if lo.kind is None else
+                   _kind_loc(ctx.old, do, lo.kind),
+                   new=ctx.new.at(dn.spec_file, ("class_name",)) if ln.kind is None else
+                   _kind_loc(ctx.new, dn, ln.kind),
                    before=lo.class_name, after=ln.class_name)
     po, pn = lo.provenance, ln.provenance
     if (po.section, po.table, po.caption) != (pn.section, pn.table, pn.caption):

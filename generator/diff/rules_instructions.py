@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ptxgen.diff.base import Location
@@ -36,7 +36,7 @@ from ptxgen.diff.engine import (
 )
 from ptxgen.diff.revisions import Revision
 from ptxgen.model import Spec
-from ptxgen.model.instructions import FALSE, NONE, TRUE, Form, Instruction, vkey
+from ptxgen.model.instructions import FALSE, NONE, TRUE, Form, Instruction, norm, vkey
 from ptxgen.model.targets import Targets
 
 AREA = "instructions"
@@ -133,12 +133,17 @@ PTX_ISA_VERSION_REMOVED = rule(
 # -- locations ------------------------------------------------------------------------------
 
 class _Where:
-    """Locations of instruction and target elements in one revision (by data path)."""
+    """Locations of instruction and target elements in one revision (by data path).
+
+    A view (``--ptx-isa``) is located in the spec's own files, which also hold what the
+    view does not have: only elements of the revision's model are looked up there."""
 
     def __init__(self, side: Revision) -> None:
         self.side = side
         self.index: dict[str, tuple[str, int]] = {}
         self.targets_rel: str | None = None
+        self.view = side.ptx_isa is not None
+        self.model = _instructions(side)
         for rel, doc in side.docs.items():
             data = doc.data
             if not isinstance(data, Mapping):
@@ -146,8 +151,28 @@ class _Where:
             if "ptx_isa_versions" in data and "targets" in data:
                 self.targets_rel = rel
             for i, raw in enumerate(data.get("instructions", ()) or ()):
-                if isinstance(raw, Mapping) and "id" in raw:
+                if isinstance(raw, Mapping) and "id" in raw and (
+                        not self.view or raw["id"] in self.model):
                     self.index[raw["id"]] = (rel, i)
+
+    def _has(self, ins_id: str, what: str, name: str) -> bool:
+        """Whether the revision's instruction has the element (always outside a view)."""
+        if not self.view:
+            return True
+        ins = self.model[ins_id]
+        names: Iterable[str]
+        if what == "qualifiers":
+            names = (q.name for q in ins.qualifiers)
+        elif what == "operands":
+            names = itertools.chain((o.name for o in ins.operands),
+                                    (a.name for o in ins.operands for a in o.choice))
+        elif what == "gates":
+            names = (g.id for g in ins.gates)
+        elif what == "combinations":
+            names = (c.id for c in ins.combinations)
+        else:
+            names = (w.name for w in ins.wrappers)
+        return name in names
 
     def raw(self, ins_id: str) -> Mapping[str, Any]:
         rel, i = self.index[ins_id]
@@ -161,6 +186,8 @@ class _Where:
         return self.side.at(rel, ("instructions", i) + sub)
 
     def _find(self, ins_id: str, key: str, name: str, field: str = "name") -> int | None:
+        if not self._has(ins_id, key, name):
+            return None
         for j, item in enumerate(self.raw(ins_id).get(key, ()) or ()):
             if isinstance(item, Mapping) and item.get(field) == name:
                 return j
@@ -174,9 +201,8 @@ class _Where:
             return self.instruction(ins_id)
         if value is not None:
             vals = self.raw(ins_id)["qualifiers"][j].get("values")
-            if isinstance(vals, list):
-                from ptxgen.model.instructions import norm
-
+            if isinstance(vals, list) and (
+                    not self.view or value in self.model[ins_id].qualifier(name).values):
                 for k, v in enumerate(vals):
                     if norm(v) == value:
                         return self.instruction(ins_id, "qualifiers", j, "values", k)
@@ -186,12 +212,13 @@ class _Where:
     def operand(self, ins_id: str, name: str) -> Location | None:
         if ins_id not in self.index:
             return None
-        for j, o in enumerate(self.raw(ins_id).get("operands", ())):
-            if o.get("name") == name:
-                return self.instruction(ins_id, "operands", j)
-            for k, a in enumerate(o.get("choice", ()) or ()):
-                if a.get("name") == name:
-                    return self.instruction(ins_id, "operands", j, "choice", k)
+        if self._has(ins_id, "operands", name):
+            for j, o in enumerate(self.raw(ins_id).get("operands", ())):
+                if o.get("name") == name:
+                    return self.instruction(ins_id, "operands", j)
+                for k, a in enumerate(o.get("choice", ()) or ()):
+                    if a.get("name") == name:
+                        return self.instruction(ins_id, "operands", j, "choice", k)
         return self.instruction(ins_id)
 
     def gate(self, ins_id: str, gate_id: str) -> Location | None:
@@ -215,13 +242,16 @@ class _Where:
     def target(self, name: str) -> Location | None:
         if self.targets_rel is None:
             return None
+        targets = _targets(self.side)
+        if self.view and (targets is None or name not in targets.by_name):
+            return None
         for j, t in enumerate(self.side.docs[self.targets_rel].data.get("targets", ())):
             if t.get("name") == name:
                 return self.side.at(self.targets_rel, ("targets", j))
         return None
 
     def rename(self, sm: int) -> Location | None:
-        if self.targets_rel is None:
+        if self.targets_rel is None or self.view:  # as of one version, no target is renamed
             return None
         for j, r in enumerate(self.side.docs[self.targets_rel].data.get("renames", ())):
             if r.get("from") == sm:
@@ -231,10 +261,12 @@ class _Where:
     def version(self, v: str) -> Location | None:
         if self.targets_rel is None:
             return None
+        targets = _targets(self.side)
         versions = self.side.docs[self.targets_rel].data.get("ptx_isa_versions", [])
-        for j, x in enumerate(versions):
-            if str(x) == v:
-                return self.side.at(self.targets_rel, ("ptx_isa_versions", j))
+        if not self.view or (targets is not None and v in targets.versions):
+            for j, x in enumerate(versions):
+                if str(x) == v:
+                    return self.side.at(self.targets_rel, ("ptx_isa_versions", j))
         return self.side.at(self.targets_rel, ("ptx_isa_versions",))
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ptxgen.model.descriptors import Descriptor, DescriptorBuilder, Layout, with_shapes
 from ptxgen.model.instructions import InstructionSet, build_instruction_set
+from ptxgen.model.targets import Targets, build_targets
 
 if TYPE_CHECKING:
     from ptxgen.load import Document
@@ -38,6 +39,12 @@ class Spec:
     # The instruction side (spec/targets.yaml + spec/instructions): see
     # ptxgen.model.instructions. None when the spec has no instruction files.
     instructions: InstructionSet | None = None
+    # spec/targets.yaml (also without instruction files); None when there is none
+    targets: Targets | None = field(default=None, compare=False)
+    # The views of this spec as of PTX ISA versions, made once each: see
+    # ptxgen.model.versions.at.
+    views: dict[str, Spec] = field(default_factory=dict, init=False, compare=False,
+                                   repr=False)
 
     @property
     def layouts(self) -> tuple[Layout, ...]:
@@ -62,6 +69,7 @@ def build_model(docs: list[Document]) -> Spec:
     if iset is not None:
         descriptors = tuple(with_shapes(d, iset) for d in descriptors)
     return Spec(tuple(sorted(descriptors, key=lambda d: d.name)),
-                tuple(sorted(doc.rel for doc in docs)), iset)
+                tuple(sorted(doc.rel for doc in docs)), iset,
+                build_targets(targets[0].data) if targets else None)
 
 

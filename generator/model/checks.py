@@ -22,7 +22,7 @@ every validation error. Runs on what validation passed (:class:`ptxgen.validate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ptxgen.errors import Diagnostic
@@ -37,6 +37,7 @@ from ptxgen.model.instructions import (
     build_instruction_set,
 )
 from ptxgen.model.targets import Targets, build_targets
+from ptxgen.model.versions import first_version
 from ptxgen.spec_util import norm, vkey
 from ptxgen.validate import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA, Validated
 
@@ -249,11 +250,6 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
 
 # -- descriptor versions -------------------------------------------------------------------
 
-def _first(forms: Iterable[Form], targets: Targets) -> str | None:
-    firsts = [v for f in forms for v in f.support.matrix(targets).values()]
-    return min(firsts, key=vkey) if firsts else None
-
-
 def _uses(form: Form, operand: str) -> bool:
     return any(u.name == operand for u in form.operands)
 
@@ -329,7 +325,7 @@ def _check(doc: Document, name: str, since: Mapping[str, Any], versions: tuple[s
     if errors or not consumers:
         return errors
     forms = [f for ins, op, _ in consumers for f in ins.forms if _uses(f, op)]
-    first = _first(forms, targets)
+    first = first_version(forms, targets)
     what = ", ".join(f"{ins.name} {op}" for ins, op, _ in consumers)
     if first != since["version"]:
         exists = f"exists from PTX ISA {first}" if first else "never exists"
@@ -349,7 +345,7 @@ def _check(doc: Document, name: str, since: Mapping[str, Any], versions: tuple[s
             errors.append(doc.source.diag(path + ("when",), f"not a condition on the "
                                                             f"consumers' qualifiers: {exc}"))
             continue
-        kfirst = _first(kforms, targets)
+        kfirst = first_version(kforms, targets)
         if kfirst != k["version"]:
             errors.append(doc.source.diag(
                 path + ("version",),
@@ -362,7 +358,7 @@ def _check(doc: Document, name: str, since: Mapping[str, Any], versions: tuple[s
         later = {k["kind"]: k["version"] for k in since.get("kinds", ())}
         for kind in kinds:
             kforms = [f for f in ins.forms if _uses(f, op) and f.params.get(kind_of) == kind]
-            kfirst = _first(kforms, targets)
+            kfirst = first_version(kforms, targets)
             want = later.get(kind, since["version"])
             if kfirst is not None and kfirst != want and vkey(kfirst) > vkey(
                     since["version"]):

@@ -8,6 +8,7 @@ loop and substitute.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -484,6 +485,10 @@ class Descriptor:
     layouts: tuple[Layout, ...]
     tables: tuple[Table, ...]
     notes: tuple[Note, ...]
+    # The PTX ISA version it appears in (None: at every version), and the later versions
+    # of some kinds (``since`` of the spec).
+    since: str | None = None
+    kinds_since: tuple[tuple[str, str], ...] = ()
 
     def layout(self, kind: str | None = None) -> Layout:
         for lay in self.layouts:
@@ -495,6 +500,18 @@ class Descriptor:
 # ---------------------------------------------------------------------------
 # building
 # ---------------------------------------------------------------------------
+
+def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """(the version a descriptor appears in, {kind: version} of later kinds), read from
+    a descriptor file's data (``since``)."""
+    since = data.get("since")
+    if not isinstance(since, Mapping):
+        return None, {}
+    kinds = {str(k["kind"]): str(k["version"]) for k in since.get("kinds", ())
+             if isinstance(k, Mapping) and "kind" in k and "version" in k}
+    version = since.get("version")
+    return (str(version) if version is not None else None), kinds
+
 
 def _prov(p: dict[str, Any]) -> Provenance:
     return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]))
@@ -564,6 +581,7 @@ class DescriptorBuilder:
     def build(self) -> Descriptor:
         d = self.data
         name = d["descriptor"]
+        since, kinds_since = descriptor_since(d)
         notes = tuple(Note(n["id"], tuple(n["seeds"]), " ".join(n["text"].split()),
                            self.src(("notes", i))) for i, n in enumerate(d.get("notes", [])))
         common = dict(descriptor=name, title=d["title"],
@@ -595,7 +613,8 @@ class DescriptorBuilder:
         return Descriptor(name=name, title=d["title"], description=common["description"],
                           word_bits=d["word_bits"], spec_file=self.doc.rel,
                           kinds=tuple(d.get("kinds", ())), layouts=tuple(layouts),
-                          tables=tuple(tables), notes=notes)
+                          tables=tuple(tables), notes=notes, since=since,
+                          kinds_since=tuple(kinds_since.items()))
 
     def swizzle(self, d: dict[str, Any]) -> SwizzlePatterns | None:
         sp = d.get("swizzle_patterns")
@@ -677,6 +696,22 @@ def with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
                         if isinstance(e, Field) and e.name in values else e
                         for e in lay.entries)
         layouts[lay.kind] = replace(lay, entries=entries, shapes=shapes)
+    tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
+                   for t in d.tables)
+    return replace(d, layouts=tuple(layouts[lay.kind] for lay in d.layouts), tables=tables)
+
+
+def without_shapes(d: Descriptor) -> Descriptor:
+    """``d`` as the descriptor file alone describes it: without the shapes that
+    :func:`with_shapes` took from the instructions."""
+    def plain(lay: Layout) -> Layout:
+        if lay.shapes is None:
+            return lay
+        entries = tuple(replace(e, shape_values=None, shape_text="")
+                        if isinstance(e, Field) else e for e in lay.entries)
+        return replace(lay, entries=entries, shapes=None)
+
+    layouts = {lay.kind: plain(lay) for lay in d.layouts}
     tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
                    for t in d.tables)
     return replace(d, layouts=tuple(layouts[lay.kind] for lay in d.layouts), tables=tables)

@@ -72,7 +72,10 @@ class Condition:
         return frozenset(k for k, _ in self.items)
 
     def __call__(self, form: Mapping[str, str]) -> bool:
-        return all(m(form[k]) for k, m in self.items)
+        for k, m in self.items:  # a plain loop: conditions run ~10^5 times per spec
+            if (form[k] in m.values) == m.negate:
+                return False
+        return True
 
     def text(self) -> str:
         return ", ".join(f"{k} = {m.text()}" for k, m in self.items) or "always"
@@ -86,12 +89,28 @@ class SpecValueError(ValueError):
     """A value spec has no value for this form (the spec leaves it undefined)."""
 
 
+# The normalised tables of ``by`` value specs, made once per spec dict (keyed by its
+# identity; the entry keeps the dict alive so that its id is not reused). Bounded.
+_BY_TABLES: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _by_table(spec: Mapping[str, Any]) -> dict[str, Any]:
+    hit = _BY_TABLES.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    table = {norm(k): v for k, v in spec["values"].items()}
+    if len(_BY_TABLES) >= 100_000:
+        _BY_TABLES.clear()
+    _BY_TABLES[id(spec)] = (spec, table)
+    return table
+
+
 def eval_spec(spec: Any, form: Mapping[str, str]) -> Any:
     """Evaluate a value spec (literal, ``by`` mapping, ``div``) for one form."""
     if isinstance(spec, dict):
         if "by" in spec:
             key = form[spec["by"]]
-            table = {norm(k): v for k, v in spec["values"].items()}
+            table = _by_table(spec)
             if key in table:
                 return eval_spec(table[key], form)
             if "default" in spec:
@@ -386,14 +405,9 @@ class Support:
     gates: tuple[str, ...]
 
     def matrix(self, targets: Targets) -> dict[str, str]:
-        """{target: first PTX ISA version} for every target that supports the form."""
-        out = {}
-        for t in targets.targets:
-            if t.name in self.targets:
-                first = targets.first_version(t.name, self.since)
-                if first is not None:
-                    out[t.name] = first
-        return out
+        """{target: first PTX ISA version} for every target that supports the form
+        (computed once per distinct support and targets; a fresh dict each call)."""
+        return dict(targets.matrix(self.targets, self.since))
 
     def supported(self, targets: Targets, target: str, version: str) -> bool:
         t = targets.get(target)
@@ -532,6 +546,16 @@ class Instruction:
     @cached_property
     def param_names(self) -> tuple[str, ...]:
         return tuple(n for n, _ in self.params)
+
+    @cached_property
+    def io_of(self) -> dict[str, str]:
+        """{operand or alternative name: its io} (the first operand that has it)."""
+        out: dict[str, str] = {}
+        for o in self.operands:
+            out.setdefault(o.name, o.io)
+            for a in o.choice:
+                out.setdefault(a.name, o.io)
+        return out
 
     def qualifier(self, name: str) -> Qualifier:
         for q in self.qualifiers:

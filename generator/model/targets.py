@@ -9,7 +9,7 @@ YAML nor Jinja nor JSON Schema (the generated builders use it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -49,6 +49,8 @@ class Targets:
     suffix_macros: Mapping[str, tuple[str, ...]]
     # (CUDA toolkit, the PTX ISA version its compiler writes), oldest first
     toolkits: tuple[tuple[str, str], ...] = ()
+    # the spec data (targets.yaml) they were built from, if any
+    data: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def newest(self) -> str:
@@ -68,9 +70,14 @@ class Targets:
                 out.setdefault(self.select(f"sm_{t.sm}+"), t.sm)
         return out
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.targets)
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """{name: position in target order}."""
+        return {t.name: i for i, t in enumerate(self.targets)}
 
     def get(self, name: str) -> Target:
         return self.by_name[name]
@@ -82,6 +89,55 @@ class Targets:
         ``a`` and ``f`` targets of sm_NN's family from sm_NN on; ``sm_NNa``:
         exactly that target.
         """
+        memo = self._memo("select")
+        hit = memo.get(selector)
+        if hit is None:
+            hit = memo[selector] = self._select(selector)
+        result: frozenset[str] = hit
+        return result
+
+    def _memo(self, name: str) -> dict[Any, Any]:
+        """A per-instance memo of derived facts (the dataclass is frozen; its fields
+        never change, so what is derived from them never does)."""
+        memos: dict[str, dict[Any, Any]] = self.__dict__.setdefault("_memos", {})
+        return memos.setdefault(name, {})
+
+    def matrix(self, names: frozenset[str], since: str | None) -> Mapping[str, str]:
+        """{target: first PTX ISA version} of a feature on the targets ``names`` that
+        needs PTX ISA ``since`` (None: any version), in target order; computed once per
+        (names, since). Read-only: copy it before changing it."""
+        memo = self._memo("matrix")
+        key = (names, since)
+        hit = memo.get(key)
+        if hit is None:
+            hit = {}
+            for t in self.targets:
+                if t.name in names:
+                    first = self.first_version(t.name, since)
+                    if first is not None:
+                        hit[t.name] = first
+            memo[key] = hit
+        result: Mapping[str, str] = hit
+        return result
+
+    def arch_from(self, names: frozenset[str]) -> int:
+        """The ``__CUDA_ARCH__`` from which a feature on the targets ``names`` is there
+        whatever the target: the lowest sm_XY such that every target from sm_XY on (any
+        suffix) is in ``names``, as XY0; 0 when there is none (the feature is
+        architecture- or family-specific)."""
+        memo = self._memo("arch_from")
+        hit = memo.get(names)
+        if hit is None:
+            hit = 0
+            for t in sorted((t for t in self.targets if t.suffix == ""), key=lambda t: t.sm):
+                if self.select(f"sm_{t.sm}+") <= names:
+                    hit = t.cuda_arch
+                    break
+            memo[names] = hit
+        result: int = hit
+        return result
+
+    def _select(self, selector: str) -> frozenset[str]:
         problem = selector_problem(selector, self.by_name)
         if problem is not None:
             raise problem
@@ -194,4 +250,4 @@ def _build_targets(data: Mapping[str, Any]) -> Targets:
     macros = {s["suffix"]: tuple(s["cuda_macros"]) for s in data.get("suffixes", [])}
     toolkits = tuple((r["cuda"], r["ptx_isa"])
                      for r in data.get("cuda_toolkits", {}).get("versions", ()))
-    return Targets(versions, tuple(out), families, macros, toolkits)
+    return Targets(versions, tuple(out), families, macros, toolkits, data)

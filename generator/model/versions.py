@@ -1,32 +1,37 @@
-"""PTX ISA version views: the spec as of one PTX ISA version.
+"""PTX ISA version views: the spec as of one PTX ISA version, a function of the model.
 
-``view_documents(docs, "8.7")`` turns the validated spec documents into the
-documents of the spec *as it stood at PTX ISA 8.7*; the model is then built from
-them as from any spec (:func:`ptxgen.pipeline.load_model`), so the emitters see an
-ordinary, smaller spec and do not change. One spec, many views:
+``at(spec, "8.7")`` is the model of the spec *as it stood at PTX ISA 8.7*, computed
+once per version from the model and kept with it (so ``generate``, ``diff``,
+``validate`` and the tests of one run share it); the emitters see an ordinary,
+smaller spec and do not change. Every element of the model knows when it exists:
 
-* targets: those that exist at the version, renames applied (at 9.0 sm_101* are
-  gone and sm_110* exist; at 8.8 the reverse); PTX ISA versions up to it; families
-  reduced to the members that exist; renames dropped (as of one version a target
-  has exactly one name);
+* targets: those that exist at the version (``since``; a renamed target until its
+  rename), renames applied (at 9.0 sm_101* are gone and sm_110* exist; at 8.8 the
+  reverse); PTX ISA versions and CUDA toolkits up to it; families reduced to the
+  members that exist; renames dropped (as of one version a target has exactly one
+  name);
 * instructions: only the forms supported at the version on some target that
   exists then (:func:`supported_at`, the predicate ``ptxgen support`` answers
-  with). An instruction with no such form is absent; so are qualifier values,
-  operand alternatives, flags and optional operands that no remaining form uses
-  (a flag or optional operand that is always off is removed from the
-  instruction, and every condition that names it is evaluated). Gates whose
-  version is later, or whose targets do not exist yet, are removed, and where
-  the forms they excluded would otherwise reappear, a rule (``ptx-isa-X.Y-...``)
-  says why they are not there; target selectors that name targets that do not
-  exist yet are rewritten to the targets that do;
+  with, from each form's gates). An instruction with no such form is absent; so
+  are qualifier values, operand alternatives, flags and optional operands that no
+  remaining form uses (a flag or optional operand that is always off is removed
+  from the instruction, and every condition that names it is evaluated). Gates
+  whose version is later, or whose targets do not exist yet, are removed, and
+  where the forms they excluded would otherwise reappear, a rule
+  (``ptx-isa-X.Y-...``) says why they are not there; target selectors that name
+  targets that do not exist yet are rewritten to the targets that do;
 * descriptors: a descriptor whose ``since`` is later is absent, and so is every
-  MMA kind whose own ``since`` is later (``since.kinds``).
+  MMA kind whose own ``since`` is later (``since.kinds``); the shapes of a kind
+  are those of the instructions of the view.
 
-Every element keeps its position in the spec file (positions are carried through
-the transformation), so diagnostics and ``ptxgen diff --ptx-isa`` locations point
-at the real spec. The view is checked against the full spec's support matrix
-before it is returned: every form and every (target, first version) of the view is
-exactly what the full spec says for that version (:class:`ViewError` otherwise).
+The rules of an instruction as of a version are written out as spec data (the
+generated ``ptxgen.isa.ptx`` embeds them, and builds the same model from them), so
+the instruction of the view is built from that data; the view is checked against
+the full spec's support matrix before it is returned: every form and every (target,
+first version) of the view is exactly what the full spec says for that version
+(:class:`ViewError` otherwise). Elements keep their sources: descriptor elements
+their ``file:line``, and ``ptxgen diff --ptx-isa`` locates the rest in the real spec
+files (only elements the view has).
 
 This module imports neither YAML nor Jinja nor JSON Schema at import time, so the
 version checks of the fast CLI paths can use it.
@@ -36,10 +41,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ptxgen.model import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA
+from ptxgen.model import Spec
+from ptxgen.model.descriptors import Descriptor, descriptor_since, with_shapes, without_shapes
 from ptxgen.model.instructions import (
     FALSE,
     TRUE,
@@ -55,11 +62,10 @@ from ptxgen.model.instructions import (
 )
 from ptxgen.model.targets import Targets, build_targets
 
-if TYPE_CHECKING:
-    from ptxgen.load import Document
-
 Path_ = tuple[str | int, ...]
 
+DESCRIPTOR_SCHEMA = "descriptor.schema.json"
+TARGETS_SCHEMA = "targets.schema.json"
 
 
 class ViewError(ValueError):
@@ -87,22 +93,27 @@ def supported_at(support: Support, targets: Targets, version: str) -> bool:
                if t in targets.by_name)
 
 
+def first_version(forms: Iterable[Form], targets: Targets) -> str | None:
+    """The first PTX ISA version at which any of ``forms`` exists (on some target)."""
+    firsts = [v for f in forms for v in f.support.matrix(targets).values()]
+    return min(firsts, key=vkey) if firsts else None
+
+
+def spec_versions(spec: Spec) -> tuple[str, ...]:
+    """The PTX ISA versions the spec lists (none without a targets.yaml)."""
+    return spec.targets.versions if spec.targets is not None else ()
+
+
 # -- descriptors: ``since`` ------------------------------------------------------------------
 
-def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
-    """(the version a descriptor appears in, {kind: version} of later kinds)."""
-    since = data.get("since")
-    if not isinstance(since, Mapping):
-        return None, {}
-    kinds = {str(k["kind"]): str(k["version"]) for k in since.get("kinds", ())
-             if isinstance(k, Mapping) and "kind" in k and "version" in k}
-    version = since.get("version")
-    return (str(version) if version is not None else None), kinds
-
-
 def appears_in(data: Mapping[str, Any], kind: str | None = None) -> str | None:
-    """The first version at which the descriptor (kind) exists; None: at every version."""
+    """The first version at which the descriptor (kind) of a descriptor file's data
+    exists; None: at every version."""
     version, kinds = descriptor_since(data)
+    return _first_of(version, kinds, kind)
+
+
+def _first_of(version: str | None, kinds: Mapping[str, str], kind: str | None) -> str | None:
     if kind is not None and kind in kinds:
         if version is None or vkey(kinds[kind]) > vkey(version):
             return kinds[kind]
@@ -111,6 +122,17 @@ def appears_in(data: Mapping[str, Any], kind: str | None = None) -> str | None:
 
 def exists_at(data: Mapping[str, Any], version: str, kind: str | None = None) -> bool:
     first = appears_in(data, kind)
+    return first is None or vkey(first) <= vkey(version)
+
+
+def descriptor_appears_in(d: Descriptor, kind: str | None = None) -> str | None:
+    """The first version at which the descriptor (kind) exists; None: at every version."""
+    return _first_of(d.since, dict(d.kinds_since), kind)
+
+
+def descriptor_exists_at(d: Descriptor, version: str, kind: str | None = None) -> bool:
+    """Whether the descriptor (kind) exists at ``version``."""
+    first = descriptor_appears_in(d, kind)
     return first is None or vkey(first) <= vkey(version)
 
 
@@ -149,18 +171,64 @@ def check_descriptor_at(spec_dir: Path, version: str, descriptor: str,
                         f"{appears_in(found, kind)})")
 
 
-# -- editing documents with their positions ------------------------------------------------
+# -- the view of a spec -----------------------------------------------------------------------
+
+def at(spec: Spec, version: str) -> Spec:
+    """The spec as of PTX ISA ``version`` (see the module doc), computed once per version
+    and kept with ``spec``. :class:`ViewError` for a version the spec does not list."""
+    check_version(spec_versions(spec), version)
+    view = spec.views.get(version)
+    if view is None:
+        view = spec.views[version] = _view(spec, version)
+    return view
+
+
+def _view(spec: Spec, version: str) -> Spec:
+    assert spec.targets is not None and spec.targets.data is not None
+    vdata = targets_data_at(spec.targets.data, version)
+    vt = build_targets(vdata)
+    gone: set[str] = set()
+    iset: InstructionSet | None = None
+    full = spec.instructions
+    if full is not None:
+        assert full.data is not None
+        _, files = full.data
+        by_id = {i.id: i for i in full.instructions}
+        view_files: list[tuple[str, Mapping[str, Any]]] = []
+        for rel, data in files:
+            raws = [r for r in (_view_instruction(raw, by_id[raw["id"]], version,
+                                                  full.targets, vt)
+                                for raw in data["instructions"]) if r is not None]
+            if raws:
+                view_files.append((rel, {k: raws if k == "instructions" else v
+                                         for k, v in data.items()}))
+            else:
+                gone.add(rel)
+        if view_files:
+            iset = build_instruction_set(vdata, view_files)
+    descriptors = []
+    for d in spec.descriptors:
+        vd = _view_descriptor(d, version)
+        if vd is None:
+            gone.add(d.spec_file)
+        else:
+            descriptors.append(with_shapes(vd, iset) if iset is not None else vd)
+    return Spec(tuple(descriptors), tuple(f for f in spec.spec_files if f not in gone), iset,
+                vt)
+
+
+# -- editing spec data ----------------------------------------------------------------------
 
 class _Edit:
-    """Edits of one document, addressed by paths into the *original* data and applied
-    in one pass, so that every element that stays keeps its source position."""
+    """Edits of one element's data, addressed by paths into the *original* data and
+    applied in one pass (the original is not changed)."""
 
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
+    def __init__(self, data: Any) -> None:
+        self.data = data
         self.dropped: set[Path_] = set()
         self.replaced: dict[Path_, Any] = {}
-        self.appended: dict[Path_, list[tuple[Any, Path_]]] = {}
-        self.put_keys: dict[Path_, dict[str, tuple[Any, Path_]]] = {}
+        self.appended: dict[Path_, list[Any]] = {}
+        self.put_keys: dict[Path_, dict[str, Any]] = {}
 
     def drop(self, path: Path_) -> None:
         self.dropped.add(path)
@@ -168,25 +236,24 @@ class _Edit:
     def replace(self, path: Path_, value: Any) -> None:
         self.replaced[path] = value
 
-    def put(self, path: Path_, value: Any, origin: Path_) -> None:
+    def put(self, path: Path_, value: Any) -> None:
         """Set ``path`` (replace it if it exists, add the key if not)."""
         if self._get(path) is not _MISSING:
             self.replace(path, value)
             self.dropped.discard(path)
         else:
-            self.put_keys.setdefault(path[:-1], {})[str(path[-1])] = (value, origin)
+            self.put_keys.setdefault(path[:-1], {})[str(path[-1])] = value
 
-    def append(self, list_path: Path_, item: Any, origin: Path_) -> None:
-        """Append ``item`` to the list at ``list_path`` (created if missing); its
-        position is that of ``origin``."""
+    def append(self, list_path: Path_, item: Any) -> None:
+        """Append ``item`` to the list at ``list_path`` (created if missing)."""
         if self._get(list_path) is _MISSING:
             parent = self.put_keys.setdefault(list_path[:-1], {})
-            parent.setdefault(str(list_path[-1]), ([], origin))[0].append(item)
+            parent.setdefault(str(list_path[-1]), []).append(item)
             return
-        self.appended.setdefault(list_path, []).append((item, origin))
+        self.appended.setdefault(list_path, []).append(item)
 
     def _get(self, path: Path_) -> Any:
-        node: Any = self.doc.data
+        node: Any = self.data
         for key in path:
             try:
                 node = node[key]
@@ -194,105 +261,39 @@ class _Edit:
                 return _MISSING
         return node
 
-    def apply(self) -> Document:
-        from ptxgen.load import Document, SourceMap
-
-        src = self.doc.source
-        values: dict[Path_, tuple[int, int]] = {}
-        keys: dict[Path_, tuple[int, int]] = {}
-
-        def walk(node: Any, old: Path_, new: Path_) -> Any:
+    def apply(self) -> Any:
+        def walk(node: Any, old: Path_) -> Any:
             if old in self.replaced:
-                values[new] = src.locate(old)
                 return copy.deepcopy(self.replaced[old])
-            if old in src.values:
-                values[new] = src.values[old]
             if isinstance(node, dict):
                 out: dict[Any, Any] = {}
                 for k, v in node.items():
                     p = old + (k,)
-                    if p in self.dropped:
-                        continue
-                    if p in src.keys:
-                        keys[new + (k,)] = src.keys[p]
-                    out[k] = walk(v, p, new + (k,))
-                for k, (v, origin) in self.put_keys.get(old, {}).items():
-                    values[new + (k,)] = src.locate(origin)
+                    if p not in self.dropped:
+                        out[k] = walk(v, p)
+                for k, v in self.put_keys.get(old, {}).items():
                     out[k] = copy.deepcopy(v)
                 return out
             if isinstance(node, list):
-                items: list[Any] = []
-                for i, v in enumerate(node):
-                    p = old + (i,)
-                    if p in self.dropped:
-                        continue
-                    items.append(walk(v, p, new + (len(items),)))
-                for v, origin in self.appended.get(old, []):
-                    values[new + (len(items),)] = src.locate(origin)
-                    items.append(copy.deepcopy(v))
+                items = [walk(v, old + (i,)) for i, v in enumerate(node)
+                         if old + (i,) not in self.dropped]
+                items += [copy.deepcopy(v) for v in self.appended.get(old, [])]
                 return items
             return node
 
-        data = walk(self.doc.data, (), ())
-        return Document(self.doc.path, self.doc.display, self.doc.rel, data,
-                        SourceMap(src.file, values, keys), self.doc.text)
+        return walk(self.data, ())
 
 
 _MISSING = object()
 
 
-# -- the view of a spec -----------------------------------------------------------------------
-
-def spec_versions(docs: Iterable[Document]) -> tuple[str, ...]:
-    for d in docs:
-        if d.schema_name == TARGETS_SCHEMA:
-            return tuple(str(v) for v in d.data.get("ptx_isa_versions", ()))
-    return ()
-
-
-def view_documents(docs: list[Document], version: str,
-                   full: InstructionSet | None = None) -> list[Document]:
-    """The documents of the spec as of PTX ISA ``version`` (see the module doc).
-
-    ``docs`` must have validated; ``full`` is their instruction set if already built.
-    """
-    check_version(spec_versions(docs), version)
-    kinds = {id(d): d.schema_name for d in docs}
-    targets_docs = [d for d in docs if kinds[id(d)] == TARGETS_SCHEMA]
-    instr_docs = sorted((d for d in docs if kinds[id(d)] == INSTRUCTIONS_SCHEMA),
-                        key=lambda d: d.rel)
-    if full is None and targets_docs and instr_docs:
-        full = build_instruction_set(targets_docs[0].data, [(d.rel, d.data) for d in instr_docs])
-    out: list[Document] = []
-    view_targets: Targets | None = None
-    for d in targets_docs:
-        vdoc = _view_targets(d, version)
-        view_targets = build_targets(vdoc.data)
-        out.append(vdoc)
-    for d in docs:
-        kind = kinds[id(d)]
-        if kind == DESCRIPTOR_SCHEMA:
-            vd = _view_descriptor(d, version)
-            if vd is not None:
-                out.append(vd)
-        elif kind == INSTRUCTIONS_SCHEMA:
-            if full is None or view_targets is None:
-                continue
-            vi = _view_instruction_file(d, version, full, view_targets)
-            if vi is not None:
-                out.append(vi)
-        elif kind != TARGETS_SCHEMA:
-            out.append(d)
-    order = {d.rel: i for i, d in enumerate(docs)}
-    return sorted(out, key=lambda d: order[d.rel])
-
-
 # -- targets --------------------------------------------------------------------------------
 
-def _view_targets(doc: Document, version: str) -> Document:
-    full = build_targets(doc.data)
-    edit = _Edit(doc)
-    data = doc.data
+def targets_data_at(data: Mapping[str, Any], version: str) -> Any:
+    """``spec/targets.yaml``'s data as of ``version`` (the data the view's targets are
+    built from, and that ``ptxgen.isa.ptx`` embeds)."""
+    full = build_targets(data)
+    edit = _Edit(data)
     for i, v in enumerate(data["ptx_isa_versions"]):
         if vkey(str(v)) > vkey(version):
             edit.drop(("ptx_isa_versions", i))
@@ -321,55 +322,42 @@ def _view_targets(doc: Document, version: str) -> Document:
 
 # -- descriptors ------------------------------------------------------------------------------
 
-def _view_descriptor(doc: Document, version: str) -> Document | None:
-    data = doc.data
-    if not exists_at(data, version):
+def _view_descriptor(d: Descriptor, version: str) -> Descriptor | None:
+    """The descriptor without the kinds that do not exist yet, and without the shapes of
+    the whole spec's instructions; None when it does not exist yet."""
+    if not descriptor_exists_at(d, version):
         return None
-    _, later = descriptor_since(data)
-    gone = {k for k in later if not exists_at(data, version, k)}
+    base = without_shapes(d)
+    gone = {k for k, _ in d.kinds_since if not descriptor_exists_at(d, version, k)}
     if not gone:
-        return doc
-    edit = _Edit(doc)
-    kinds = list(data.get("kinds", ()))
-    if kinds and all(k in gone for k in kinds):
+        return base
+    kinds = tuple(k for k in d.kinds if k not in gone)
+    if d.kinds and not kinds:
         return None
-    for i, k in enumerate(kinds):
-        if k in gone:
-            edit.drop(("kinds", i))
-    for li, lay in enumerate(data.get("layouts", ())):
-        if all(k in gone for k in lay["kinds"]):
-            edit.drop(("layouts", li))
-            continue
-        for i, k in enumerate(lay["kinds"]):
-            if k in gone:
-                edit.drop(("layouts", li, "kinds", i))
-    return edit.apply()
+    tables = tuple(replace(t, layouts=tuple(lay for lay in t.layouts if lay.kind not in gone))
+                   for t in base.tables)
+    return replace(base, kinds=kinds,
+                   layouts=tuple(lay for lay in base.layouts if lay.kind not in gone),
+                   tables=tuple(t for t in tables if t.layouts))
 
 
 # -- instructions -----------------------------------------------------------------------------
 
-def _view_instruction_file(doc: Document, version: str, full: InstructionSet,
-                           vt: Targets) -> Document | None:
-    by_id = {i.id: i for i in full.instructions if i.spec_file == doc.rel}
-    edit = _Edit(doc)
-    views: list[_InstructionView] = []
-    for i, raw in enumerate(doc.data["instructions"]):
-        iv = _InstructionView(edit, ("instructions", i), raw, by_id[raw["id"]], version,
-                              full.targets, vt)
-        if iv.plan():
-            views.append(iv)
-        else:
-            edit.drop(("instructions", i))
-    if not views:
+def _view_instruction(raw: Mapping[str, Any], ins: Instruction, version: str,
+                      full: Targets, vt: Targets) -> Mapping[str, Any] | None:
+    """The spec data of one instruction as of ``version``; None when no form of it exists
+    then."""
+    iv = _InstructionView(raw, ins, version, full, vt)
+    if not iv.plan():
         return None
     for _ in range(8):
-        vdoc = edit.apply()
-        built = {r["id"]: build_instruction(r, vt, doc.rel) for r in vdoc.data["instructions"]}
-        if not [iv for iv in views if iv.exclude(built[iv.ins.id])]:
-            for iv in views:
-                iv.verify(built[iv.ins.id])
-            return vdoc
-    raise ViewError(f"{doc.rel}: the PTX ISA {version} view does not converge")
+        view = iv.edit.apply()
+        built = build_instruction(view, vt, ins.spec_file)
+        if not iv.exclude(built):
+            iv.verify(built)
+            return view  # type: ignore[no-any-return]
+    raise ViewError(f"{ins.spec_file}: {ins.id}: the PTX ISA {version} view does not "
+                    "converge")
 
 
 def _first_values(values: Iterable[str], order: Sequence[str]) -> list[str]:
@@ -380,10 +368,10 @@ def _first_values(values: Iterable[str], order: Sequence[str]) -> list[str]:
 class _InstructionView:
     """The edits that turn one instruction into its view at ``version``."""
 
-    def __init__(self, edit: _Edit, base: Path_, raw: Mapping[str, Any], ins: Instruction,
-                 version: str, full_targets: Targets, vt: Targets) -> None:
-        self.edit = edit
-        self.base = base
+    def __init__(self, raw: Mapping[str, Any], ins: Instruction, version: str,
+                 full_targets: Targets, vt: Targets) -> None:
+        self.edit = _Edit(raw)
+        self.base: Path_ = ()
         self.raw = raw
         self.ins = ins
         self.version = version
@@ -392,7 +380,7 @@ class _InstructionView:
         self.kept: list[Form] = []
         self.domains: dict[str, list[str]] = {}
         self.fixed: dict[str, str] = {}
-        self.excluded: dict[str, tuple[Path_, str]] = {}  # gate id -> (path, why)
+        self.excluded: dict[str, str] = {}  # gate id -> why it is gone
         self.exclusions: set[tuple[str, ...]] = set()
         self.existing: frozenset[str] = frozenset()
 
@@ -460,7 +448,7 @@ class _InstructionView:
             why = self._why_excluded(g.since, g.targets)
             if why is not None:
                 self.edit.drop(path)
-                self.excluded[g.id] = (path, why)
+                self.excluded[g.id] = why
             elif not self._condition(path + ("when",), self.raw["gates"][j]["when"]):
                 self.edit.drop(path)
             else:
@@ -604,7 +592,7 @@ class _InstructionView:
                     require[n] = v
                 self.edit.drop(path + ("equal",))
                 if require:
-                    self.edit.put(path + ("require",), require, path)
+                    self.edit.put(path + ("require",), require)
                     holds_always = False
             else:
                 holds_always = False
@@ -612,7 +600,7 @@ class _InstructionView:
             if not self._remaining(raw["when"]):
                 raise ViewError(f"{self.ins.id}: rule {raw['id']} refuses every form at "
                                 f"PTX ISA {self.version}")
-            self.edit.put(path + ("forbid",), {}, path)
+            self.edit.put(path + ("forbid",), {})
             return
         if holds_always:
             self.edit.drop(path)
@@ -720,21 +708,12 @@ class _InstructionView:
         q_numeric = {q.name: q.numeric for q in built.qualifiers}
         cond = {n: [int(v) if q_numeric.get(n) else _plain(v) for v in vals]
                 for n, vals in when.items()}
-        path, why = self.excluded.get(ids[0], (self._gate_path(ids[0]), ""))
+        why = self.excluded.get(ids[0], "")
         reason = why or (f"on no target that exists at PTX ISA {self.version} (gates "
                          f"{', '.join(ids)})")
         rule = {"id": f"ptx-isa-{self.version}-{'-'.join(ids)}", "when": cond, "forbid": {},
                 "message": f"not available at PTX ISA {self.version}: {reason}"}
-        self.edit.append(self.base + ("rules",), rule, path)
-
-    def _gate_path(self, gid: str) -> Path_:
-        for j, g in enumerate(self.ins.gates):
-            if g.id == gid:
-                return self.base + ("gates", j)
-        for k, c in enumerate(self.ins.combinations):
-            if c.gate is not None and c.gate.id == gid:
-                return self.base + ("combinations", k)
-        return self.base
+        self.edit.append(self.base + ("rules",), rule)
 
     def verify(self, built: Instruction) -> None:
         """The view's forms and support matrix are the full spec's at the version."""
@@ -766,6 +745,6 @@ def _matches(cond: Mapping[str, Any] | None, params: Mapping[str, str]) -> bool:
     return all(Matcher.build(raw)(params[n]) for n, raw in (cond or {}).items())
 
 
-__all__ = ["ViewError", "appears_in", "check_descriptor_at", "check_version",
-           "descriptor_since", "exists_at", "spec_versions", "supported_at",
-           "view_documents"]
+__all__ = ["ViewError", "appears_in", "at", "check_descriptor_at", "check_version",
+           "descriptor_appears_in", "descriptor_exists_at", "descriptor_since", "exists_at",
+           "first_version", "spec_versions", "supported_at", "targets_data_at"]

@@ -26,6 +26,19 @@ def _validator(schema_path: str) -> Any:
     return cls(schema)
 
 
+@cache
+def _fast_check(schema_path: str) -> Any:
+    """The compiled yes/no check of a schema (:mod:`ptxgen.validate.fastschema`), or None
+    when it cannot be compiled (then jsonschema alone decides)."""
+    from ptxgen.validate.fastschema import compile_schema
+
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return compile_schema(schema)
+
+
 def schema_for(doc: Document) -> Path | None:
     """The schema named by the file's ``yaml-language-server`` modeline."""
     return doc.schema_path
@@ -104,6 +117,9 @@ def check_schema(doc: Document) -> list[Diagnostic]:
     if schema_path.stat().st_size > MAX_SCHEMA_BYTES:
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} is larger than "
                                               f"{MAX_SCHEMA_BYTES} bytes")]
+    fast = _fast_check(str(schema_path))
+    if fast is not None and isinstance(doc.data, dict) and fast(doc.data):
+        return []  # valid: jsonschema is only needed to say why a document is not
     try:
         validator = _validator(str(schema_path))
     except Exception as exc:  # a schema file that is not JSON or not a schema

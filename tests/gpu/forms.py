@@ -35,16 +35,24 @@ def targets() -> list[str]:
     return re.findall(r'"(sm_\w+)"', body.group(1))
 
 
-def _gated_forms(header: str, struct: str) -> list[tuple[str, bool]]:
-    """(PTX string, runs on sm_90a with PTX ISA 9.0) of each specialization of ``struct``."""
-    text = (PTX_DIR / header).read_text()
+def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
+    """(PTX string, runs on sm_90a with PTX ISA 9.0) of each form of the forms function
+    ``function`` in the forms header beside ``header`` (its forms are grouped under
+    ``#if PTXGEN_PTX_SUPPORTED(mask, from, since)``, each with its PTX string before it)."""
+    text = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
     bit = targets().index(TARGET)
-    pat = re.compile(r"struct " + struct + r"<[^>]*> \{\s*// (\S+)\s*\n.*?PTXGEN_PTX_GATED\("
-                     r"(0x[0-9a-f]+)ull, (\d+)", re.S)
+    body = re.search(r"void " + function + r"\(.*?\n\}\n", text, re.S)
+    assert body, (header, function)
     out = []
-    for m in pat.finditer(text):
-        mask, since = int(m.group(2), 16), int(m.group(3))
-        out.append((m.group(1), bool((mask >> bit) & 1) and since <= PTX_ISA))
+    ok = False
+    for line in body.group(0).splitlines():
+        m = re.match(r"#if PTXGEN_PTX_SUPPORTED\((0x[0-9a-f]+)ull, (\d+), (\d+)\)", line)
+        if m:
+            mask, since = int(m.group(1), 16), int(m.group(3))
+            ok = bool((mask >> bit) & 1) and since <= PTX_ISA
+        m = re.match(r"\s*// (\S+)$", line)
+        if m:
+            out.append((m.group(1), ok))
     return out
 
 

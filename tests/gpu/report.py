@@ -166,6 +166,7 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
         out.append("The benchmark produced no result (see the run's log).")
     else:
         mnk = "x".join(str(x) for x in gemm["size"])
+        cfg = gemm["config"]
         out += ["| | ours (ptxgen wgmma) | torch.matmul (cuBLAS) |", "| --- | ---: | ---: |",
                 f"| TFLOP/s, M=N=K={gemm['size'][0]} | **{gemm['tflops_ours']:.1f}** | "
                 f"**{gemm['tflops_torch']:.1f}** |",
@@ -173,21 +174,47 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
                 f"| rel. error vs float64 ({gemm['sample_rows']} random rows) | "
                 f"{gemm['rel_err_ours']:.2e} | {gemm['rel_err_cublas']:.2e} |", "",
                 f"**Ratio ours / cuBLAS: {gemm['ratio']:.3f}** ({100 * gemm['ratio']:.1f}% of "
-                f"cuBLAS; target 70%). Correct: **{gemm['correct']}** (every element written; "
+                f"cuBLAS; target 1.0). Correct: **{gemm['correct']}** (every element written; "
                 f"relative difference from cuBLAS over all of C: "
-                f"{gemm['rel_diff_ours_vs_cublas']:.2e}).", "",
-                f"Problem {mnk}, bf16 in and out, f32 accumulation, C = A B^T. Kernel: "
-                f"{gemm['config']['tile']} tiles, {gemm['config']['stages']} TMA stages, "
-                f"{gemm['config']['consumers']} consumer warpgroups (m64n256k16) and a producer, "
-                f"persistent, tile groups of {gemm['config']['group_m']} row blocks. Timing: "
+                f"{gemm['rel_diff_ours_vs_cublas']:.2e}"
+                + (f", {100 * gemm['identical_to_cublas']:.2f}% of the elements equal to "
+                   f"cuBLAS's bit for bit" if "identical_to_cublas" in gemm else "") + ").", "",
+                f"Problem {mnk}, bf16 in and out, f32 accumulation, C = A B^T. Kernel "
+                f"({gemm.get('reported', 'default')}): "
+                f"{cfg['tile']} tiles, {cfg['stages']} TMA stages, "
+                f"{cfg['consumers']} consumer warpgroups (m64n256k16) and a producer, "
+                f"persistent, tile groups of {cfg['group_m']} row blocks"
+                + (f", clusters of {cfg['cluster']} CTAs sharing B by TMA multicast"
+                   if cfg.get("cluster", 1) > 1 else "")
+                + (", stream-K tail" if cfg.get("streamk") else "")
+                + (", C written by TMA stores from shared memory" if cfg.get("tma_store")
+                   else "") + ". Timing: "
                 f"median of {gemm['timing']['rounds']} x {gemm['timing']['iters']} calls each, "
                 f"interleaved, after {gemm['timing']['warmup']} warm-up calls (CUDA events); "
                 f"spread ours {gemm['timing']['spread_ours_ms'][0]:.3f}-"
                 f"{gemm['timing']['spread_ours_ms'][1]:.3f} ms, torch "
                 f"{gemm['timing']['spread_torch_ms'][0]:.3f}-"
                 f"{gemm['timing']['spread_torch_ms'][1]:.3f} ms."]
+        if gemm.get("problems"):
+            out += ["", "Every problem and kernel configuration, each problem's configurations "
+                    "and cuBLAS timed in the same interleaved rounds (ratio = cuBLAS time / "
+                    "ours; \"= ref.\": C bit-identical to the `cluster1` configuration's, the "
+                    "algorithm of the previous kernel):", "",
+                    "| M x N x K | configuration | TFLOP/s | ratio to cuBLAS | rel. error | "
+                    "= ref. | = cuBLAS |", "| --- | --- | ---: | ---: | ---: | --- | ---: |"]
+            for prob in gemm["problems"]:
+                pm = "x".join(str(x) for x in prob["size"])
+                for name, c in prob.get("configs", {}).items():
+                    bold = "**" if name == prob.get("reported") else ""
+                    out.append(f"| {pm} | {bold}{name}{bold} | {bold}{c['tflops']:.1f}{bold} | "
+                               f"{bold}{c['ratio']:.3f}{bold} | {c['rel_err']:.2e} | "
+                               f"{c['identical_to_reference']} | "
+                               f"{100 * c['identical_to_cublas']:.2f}% |")
+                out.append(f"| {pm} | torch.matmul (cuBLAS) | {prob['tflops_torch']:.1f} | "
+                           f"1.000 | {prob['rel_err_cublas']:.2e} | | |")
         if gemm.get("variants"):
-            out += ["", "Variants timed in the same run:", "",
+            out += ["", f"Variants of the {gemm.get('reported', 'default')} configuration at "
+                    f"{mnk}, timed in the same run (after the main timing, not interleaved):", "",
                     "| stages | group_m | ms | TFLOP/s |", "| ---: | ---: | ---: | ---: |"]
             out += [f"| {v['stages']} | {v['group_m']} | {v['ms']:.3f} | {v['tflops']:.1f} |"
                     for v in gemm["variants"]]

@@ -1,8 +1,10 @@
 """C++ emitter for the instruction side: spec -> generated/include/ptxgen/ptx/*.hpp.
 
-One header per instruction spec file with inline-asm wrappers for every valid
-form, ``ptxgen/ptx/target.hpp`` with the target detection and the gating
-helpers, and the umbrella ``ptxgen/ptx.hpp``.
+Per instruction spec file ``<stem>.yaml`` two headers: ``ptx/<stem>.hpp`` with the
+inline-asm wrappers of every valid form, and ``ptx/<stem>.forms.hpp`` with the asm
+statements of the forms, which ``<stem>.hpp`` includes only where they can be emitted;
+``ptxgen/ptx/target.hpp`` has the target detection and the gating helpers, and the
+umbrella ``ptxgen/ptx.hpp`` includes every wrapper header.
 
 A wrapper (``wrappers`` in the spec) is a function template: the qualifiers its
 condition does not fix are template parameters (enums, ints, bools), the
@@ -12,7 +14,9 @@ tags so they stay compile-time constants). Template parameters are named
 ``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
 alternatives (A from a descriptor or from Tensor Memory) give differently named
 functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
-the array type of each array operand. The body:
+the array type of each array operand. The body, compiled in device passes only (the
+host pass of nvcc, whose kernels cudafe++ strips, and a host compiler see the
+declarations, enums, helpers and traits):
 
 * a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
   of the spec, with the rule's message, so an invalid combination fails to compile
@@ -20,9 +24,11 @@ the array type of each array operand. The body:
   length in a class template whose failing ``static_assert`` shows what the form
   needs and what was given as its template arguments (never "no instance of
   overloaded function"); no message has a backtick (nvcc prints them as ``?``);
-* one ``if constexpr`` branch per valid form holding its ``asm volatile``
-  statement (constraints from the register types, predicates set up with
-  ``setp`` inside the asm block, a "memory" clobber where the spec says so);
+* the form: its number (mixed radix over the qualifier template parameters) is
+  looked up in a sorted constexpr table of the overload's forms, which gives its
+  support class (targets, PTX ISA version, refusal) or none (a ``static_assert``:
+  not a valid form). One ``if constexpr`` branch per support class gates the call
+  of the forms function ``detail::<wrapper>_forms<i><number>(operands)``;
 * gating: the asm is only emitted when the target being compiled (detected
   from ``__CUDA_ARCH__``, ``__CUDA_ARCH_SPECIFIC__``,
   ``__CUDA_ARCH_FAMILY_SPECIFIC__`` and ``__CUDA_ARCH_FEAT_SM*_ALL``) is one
@@ -32,12 +38,21 @@ the array type of each array operand. The body:
   extern function 'ptxgen_unsupported_target_...'") while nvcc's generic
   ``compute_XX`` PTX pass of an ``sm_XXa`` / ``sm_XXf`` build, which only
   verifies PTX, still succeeds.
+
+The forms header holds one ``if constexpr (PtxgenF == number) asm volatile(...);`` per
+form, in groups under ``#if PTXGEN_PTX_SUPPORTED(mask, from, since)`` (the preprocessor
+twin of ``detail::supported``), and is included only in device passes whose target may
+have a form of the file (``PTXGEN_PTX_FAMILY``): an sm_100a pass never reads wgmma's
+asm statements, nor the generic compute_90 pass of an sm_90a build, nor the host pass.
+The cost of including a wrapper header is then that of its declarations everywhere
+but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from ptxgen import escape
@@ -75,14 +90,20 @@ GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("shared", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
-VECTOR_MACRO_MIN = 8  # vectors this long use the shared operand-list macros
+# a form's entry in its overload's table: form number * FORM_CLASSES + support class
+FORM_CLASSES = 256
 
 
 def member_ident(q: Qualifier, value: str) -> str:
     """The enum member for a qualifier value (``scale_vec::1X`` -> ``scale_vec_1X``)."""
+    return _member_ident(q.name, value)
+
+
+@cache
+def _member_ident(qualifier: str, value: str) -> str:
     ident = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", value))
     if ident[:1].isdigit() or identifier_problem(ident):
-        ident = f"{q.name}_{ident}"
+        ident = f"{qualifier}_{ident}"
     return escape.ident(ident)
 
 
@@ -373,19 +394,16 @@ class _Helpers:
 
 def _mask(targets: Targets, names: Iterable[str]) -> str:
     bits = 0
+    index = targets.index
     for n in names:
-        bits |= 1 << targets.names.index(n)
+        bits |= 1 << index[n]
     return f"0x{bits:x}ull"
 
 
 def and_later_from(targets: Targets, names: frozenset[str]) -> int:
-    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target: the
-    lowest sm_XY such that every target from sm_XY on (any suffix) has the form, as
-    XY0; 0 when there is none (the form is architecture- or family-specific)."""
-    for t in sorted((t for t in targets.targets if t.suffix == ""), key=lambda t: t.sm):
-        if targets.select(f"sm_{t.sm}+") <= names:
-            return t.cuda_arch
-    return 0
+    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target (see
+    :meth:`ptxgen.model.targets.Targets.arch_from`)."""
+    return targets.arch_from(names)
 
 
 def _since(since: str | None) -> int:
@@ -400,7 +418,7 @@ def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     sm = targets.and_later.get(names)
     if sm is not None:
         return f"sm_{sm}_and_later"
-    return "_".join(t.name for t in targets.targets if t.name in names)
+    return "_".join(n for n in targets.names if n in names)
 
 
 def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
@@ -410,8 +428,7 @@ def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str |
 
 
 class _Wrapper:
-    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
-                 vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> None:
+    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers) -> None:
         assert_not_reserved("instruction", [w.name])
         assert_not_reserved("operand", [q.name for q in ins.qualifiers])
         assert_not_reserved("operand", [a.name for o in ins.operands for a in o.choice or (o,)])
@@ -431,8 +448,6 @@ class _Wrapper:
         for q in ins.qualifiers:
             if q.derived:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
-        self.vector_macros = vector_macros
-        self.ops_macros = ops_macros
 
     def template_params(self) -> list[str]:
         return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
@@ -454,7 +469,7 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
-        ret: tuple[str, str, str] | None = None  # returned output: type, asm type, name
+        ret: tuple[str, str, str] | None = None  # returned output: type, local type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
         for u in first.operands:
@@ -524,63 +539,25 @@ class _Wrapper:
             f"(check the opcode with: ptxgen support OPCODE)")
         doc = self.doc(first, name)
         tps = self.template_params() + imm_params + arrays
-        # Forms are told apart by their qualifiers: one specialization of a class
-        # template per form (found by the compiler in constant time), whose run()
-        # takes the operands generically and holds the form's asm statement.
-        run_params, call_args, imm_refs = [], [], {}
-        run_tparams: list[str] = []
-        for i, u in enumerate(first.operands):
-            pname = escape.ident(u.name)
-            if u.kind == "sink":
-                continue
-            run_tparams.append(f"class PtxgenT{i}")
-            if ret is not None and pname == ret[2]:
-                run_params.append(f"PtxgenT{i}& {pname}")
-            elif u.kind == "tensor":
-                run_tparams.append(f"class PtxgenU{i}")
-                run_params += [f"PtxgenT{i} {pname}_map", f"const PtxgenU{i}& {pname}_coords"]
-                call_args += [f"{pname}_map", f"{pname}_coords"]
-                continue
-            elif u.kind == "immediate":
-                run_params.append(f"PtxgenT{i}")
-                imm_refs[u.name] = f"PtxgenT{i}::value"
-            elif u.kind == "immediates":
-                run_params.append(f"PtxgenT{i}")
-                for j, (e, _) in enumerate(u.elements):
-                    imm_refs[f"{u.name}_{e}"] = f"PtxgenT{i}::values[{j}]"
-            elif u.kind == "vector":
-                const = "const " if self.io(u.name) == "in" else ""
-                run_params.append(f"{const}PtxgenT{i}& {pname}")
-            else:
-                run_params.append(f"PtxgenT{i} {pname}")
-            call_args.append(pname)
         struct_params = [p.split(" = ")[0] for p in self.template_params()]
         struct = escape.ident(f"{self.w.name}_forms{index}")
-        specs = [self.specialization(f, cond, imm_refs) for f in forms] if struct_params else []
-        direct = [] if struct_params else [self.branch(f, cond, {
-            k: tparam(k) for k in _imm_names(first)}) for f in forms]
+        own_imms = {k: tparam(k) for k in _imm_names(first)}
+        table = self.form_table(forms, cond, own_imms, struct) if struct_params else None
+        direct = [] if struct_params else [self.branch(f, cond, own_imms) for f in forms]
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
-        if not tps:  # not a template: host passes, where the asm is left out, compile it too
+        if not tps:  # not a template: the host pass compiles it too, without its body
             params = [f"[[maybe_unused]] {p}" for p in params]
-        result: list[tuple[str, str | None]] = []
-        if ret is not None:
-            result = [(f"{ret[1]} {ret[2]}{{}};", "local")]
         return {"name": name, "arrays": arrays_of, "ret": ret[0] if ret else "void",
+                "result_decl": f"{ret[1]} {ret[2]}{{}};" if ret else None,
                 "result": (f"return {ret[2]} != 0;" if ret[0] == "bool" else f"return {ret[2]};")
                 if ret else None,
                 "qualifier_template": ", ".join(self.template_params()),
                 "template": ", ".join(tps), "params": params, "statements": _statements(
-                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks
-                    + result),
+                    self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
                 "fallback": fallback, "doc": doc,
-                "struct": struct, "struct_params": ", ".join(struct_params),
-                "struct_args": ", ".join(p.rsplit(" ", 1)[1] for p in struct_params),
-                "dependent": struct_params[0].rsplit(" ", 1)[1] if struct_params else None,
-                "run_tparams": ", ".join(run_tparams),
-                "run_params": ", ".join(run_params), "call_args": ", ".join(call_args),
-                "specializations": specs, "direct": direct}
+                "forms": table, "direct": direct}
 
     def _op_alt(self, name: str) -> tuple[Any, Any]:
         op = next(o for o in self.ins.operands
@@ -681,11 +658,71 @@ class _Wrapper:
                 "error": error_name(self.w, targets, sup.targets, sup.since),
                 "asm": self.asm(f, imm_refs), "opcode": f.opcode}
 
-    def specialization(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]
-                       ) -> dict[str, Any]:
-        args = [cond.value(q, f.params[q.name])
-                for q in sorted(self.free, key=lambda q: q.optional)]
-        return {**self.branch(f, cond, imm_refs), "args": ", ".join(args)}
+    def form_table(self, forms: list[Form], cond: _Cond, imm_refs: Mapping[str, str],
+                   fn: str) -> dict[str, Any]:
+        """The forms of one overload as data: each form's number (mixed radix over the
+        qualifier template parameters, in their order), the support classes (mask,
+        __CUDA_ARCH__ from which, PTX ISA since, refusal), the sorted table of
+        number * 256 + class that the wrapper looks its arguments up in (device passes),
+        and the asm statement of each form, grouped by class, for the forms header
+        (device passes whose target may have a form of the file)."""
+        order = sorted(self.free, key=lambda q: q.optional)
+        expr = "0"
+        for q in order:
+            x = tparam(q.name)
+            if q.flag:
+                digit = f"({x} ? {q.domain.index(TRUE)} : {q.domain.index(FALSE)})"
+            elif q.numeric:
+                digit = f"detail::index_of<{', '.join(q.domain)}>({x})"
+            else:
+                digit = f"static_cast<long long>({x})"
+            expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
+        classes: dict[tuple[str, int, int, str], int] = {}
+        entries: list[int] = []
+        groups: dict[int, list[dict[str, Any]]] = {}
+        for f in forms:
+            b = self.branch(f, cond, imm_refs)
+            key = (b["mask"], b["arch_from"], b["since"], b["error"])
+            k = classes.setdefault(key, len(classes))
+            number = 0
+            for q in order:
+                number = number * len(q.domain) + q.domain.index(f.params[q.name])
+            entries.append(number * FORM_CLASSES + k)
+            groups.setdefault(k, []).append({"id": number, "asm": b["asm"], "opcode": b["opcode"]})
+        assert len(classes) < FORM_CLASSES
+        entries.sort()
+        rows = [", ".join(str(e) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
+        tparams = ["long long PtxgenF"]
+        params: list[str] = []
+        args: list[str] = []
+        tparams += [f"int {t}" for t in imm_refs.values()]
+        for u in forms[0].operands:
+            if u.kind in ("immediate", "immediates", "sink"):
+                continue
+            a = f"PtxgenA{len(params)}"
+            tparams.append(f"class {a}")
+            pname = escape.ident(u.name)
+            if u.kind == "tensor":  # the tensor map and the coordinate array
+                b = f"PtxgenA{len(params) + 1}"
+                tparams.append(f"class {b}")
+                params += [f"{a} {pname}_map", f"const {b}& {pname}_coords"]
+                args += [f"{pname}_map", f"{pname}_coords"]
+                continue
+            if u.kind in ("register", "predicate") and self.io(u.name) == "out":
+                params.append(f"{a}& {pname}")  # the wrapper's result variable
+            elif u.kind == "vector":
+                const = "const " if self.io(u.name) == "in" else ""
+                params.append(f"{const}{a}& {pname}")
+            else:
+                params.append(f"{a} {pname}")
+            args.append(pname)
+        return {"table": escape.ident(f"{fn}_table"), "rows": rows, "count": len(forms),
+                "id": expr, "function": fn, "tparams": ", ".join(tparams),
+                "params": ", ".join(params),
+                "targs": ", ".join(["ptxgen_form", *imm_refs.values()]),
+                "args": ", ".join(args),
+                "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e,
+                             "forms": groups[k]} for (m, fr, si, e), k in classes.items()]}
 
     def asm(self, f: Form, imm_refs: Mapping[str, str]) -> str:
         """The ``asm volatile(...)`` statement of one form."""
@@ -708,23 +745,16 @@ class _Wrapper:
                 mod = {"out": "=", "inout": "+", "in": ""}[io]
                 count = u.count or 0
                 start = nxt_out if io != "in" else nxt_in
-                if count >= VECTOR_MACRO_MIN:
-                    self.vector_macros.add((start, count))
-                    self.ops_macros.add(count)
-                    texts.append(f"\" PTXGEN_PTX_V{start}_{count} \"")
-                    lst = f"PTXGEN_PTX_OPS{count}(\"{mod}{cons}\", {pname})"
-                    (outs if io != "in" else ins_).append(lst)
-                else:
-                    texts.append("{" + ", ".join(f"%{start + i}" for i in range(count)) + "}")
-                    (outs if io != "in" else ins_).extend(
-                        f"\"{mod}{cons}\"({pname}[{i}])" for i in range(count))
+                texts.append("{" + ", ".join(f"%{start + i}" for i in range(count)) + "}")
+                (outs if io != "in" else ins_).extend(
+                    f"\"{mod}{cons}\"({pname}[{i}])" for i in range(count))
                 if io != "in":
                     nxt_out += count
                 else:
                     nxt_in += count
             elif u.kind == "sink":
                 texts.append("_")
-            elif u.kind == "predicate" and io == "out":
+            elif u.kind == "predicate" and io == "out":  # set through selp, returned as bool
                 texts.append("p")
                 post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, p;"
                 outs.append(f"\"=r\"({pname})")
@@ -782,10 +812,7 @@ class _Wrapper:
         return f"asm volatile({body} : {out_s})"
 
     def io(self, name: str) -> str:
-        for o in self.ins.operands:
-            if o.name == name or any(a.name == name for a in o.choice):
-                return o.io
-        return "in"
+        return self.ins.io_of.get(name, "in")
 
     def doc(self, f: Form, name: str) -> str:
         ins = self.ins
@@ -822,9 +849,10 @@ def _param_class(param: str) -> str:
 
 
 def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
-    """Two overloads of one function name must differ in their parameter types (forms
-    whose operands differ only in name, such as count / tx_count, need distinct wrapper
-    names in the spec)."""
+    """Two overloads of one function name must differ in the kinds of their parameters:
+    forms whose operands differ only in name or register type (count / tx_count, a 16-bit
+    ctaMask / a 64-bit cache policy) make calls ambiguous and need distinct wrapper names
+    in the spec."""
     seen: dict[tuple[str, ...], str] = {}
     for f in functions:
         key = (f["name"], *(_param_class(p) for p in f["params"]))
@@ -833,19 +861,18 @@ def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
             raise ValueError(f"{ins.spec_file}: {ins.name}: two forms of wrapper {f['name']} "
                              f"take as many operands of the same kinds ({seen[key]} / {doc}), "
                              f"which makes calls ambiguous; split the wrapper in the spec's "
-                             f"wrappers "
-                             f"list")
+                             f"wrappers list")
         seen[key] = doc
 
 
-def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
-                vector_macros: set[tuple[int, int]], ops_macros: set[int]) -> dict[str, Any]:
+def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction]) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
     helpers: list[dict[str, Any]] = []
     functions: list[dict[str, Any]] = []
     checkers: list[dict[str, str]] = []
     traits: dict[str, dict[str, Any]] = {}
     externs: dict[str, None] = {}
+    family = 0  # the targets with a form of the file
     for ins in instrs:
         for q in ins.qualifiers:
             if is_enum(q):
@@ -856,11 +883,12 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                                   f"{q.description}".strip())})
         hp = _Helpers(ins)
         for w in ins.wrappers:
-            wr = _Wrapper(ins, w, hp, vector_macros, ops_macros)
+            wr = _Wrapper(ins, w, hp)
             for f in wr.forms:
                 sup = f.support
                 name = error_name(w, iset.targets, sup.targets, sup.since)
                 externs[name] = None
+                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             _check_distinct(ins, functions + overloads)
             functions += overloads
@@ -882,6 +910,11 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
     return {"guard": f"PTXGEN_PTX_{stem.upper()}_HPP", "enums": enums, "helpers": helpers,
+            "stem": stem, "family": f"0x{family:x}ull",
+            "forms_guard": f"PTXGEN_PTX_{stem.upper()}_FORMS_HPP",
+            "has_forms": any(f["forms"] for f in functions),
+            "forms_notice": [escape.cpp_comment_text(x) for x in generated_notice(
+                [rel, "spec/targets.yaml"], "cpp/wrapper_forms.hpp.j2")],
             "checkers": checkers, "traits": list(traits.values()),
             "functions": functions, "externs": sorted(externs),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
@@ -889,8 +922,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
 
 
-def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
-                ops_macros: set[int]) -> dict[str, Any]:
+def target_view(iset: InstructionSet) -> dict[str, Any]:
     t = iset.targets
     detect = []
     for suffix in ("a", "f", ""):
@@ -907,11 +939,6 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
             else:
                 test = f"__CUDA_ARCH__ == {arch}"
             detect.append({"test": test, "index": i, "name": x.name})
-    vmacros = [{"name": f"PTXGEN_PTX_V{s}_{c}",
-                "text": escape.cpp_str("{" + ", ".join(f"%{s + i}" for i in range(c)) + "}")}
-               for s, c in sorted(vector_macros)]
-    omacros = [{"count": c, "ops": ", ".join(f"C(X[{i}])" for i in range(c))}
-               for c in sorted(ops_macros)]
     # The default PTX ISA version per toolkit, newest toolkit first: the first toolkit
     # that writes each version (capped at the newest version of the spec).
     newest = vkey(t.newest)
@@ -931,7 +958,7 @@ def target_view(iset: InstructionSet, vector_macros: set[tuple[int, int]],
             "newer_name": newer, "newest_text": t.newest,
             "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
             "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
-            "newest": _since(t.newest), "vmacros": vmacros, "omacros": omacros,
+            "newest": _since(t.newest),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 ["spec/targets.yaml"], "cpp/target.hpp.j2")]}
 
@@ -958,17 +985,15 @@ def emit(spec: Spec) -> Files:
     for ins in iset.instructions:
         by_file.setdefault(ins.spec_file, []).append(ins)
     files: Files = {}
-    vector_macros: set[tuple[int, int]] = set()
-    ops_macros: set[int] = set()
     headers = []
     for rel, instrs in by_file.items():
         stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
         headers.append(f"ptx/{stem}.hpp")
-        files[f"{OUT}/{stem}.hpp"] = render(
-            "cpp/wrappers.hpp.j2",
-            **header_view(iset, rel, instrs, vector_macros, ops_macros))
-    files[f"{OUT}/target.hpp"] = render("cpp/target.hpp.j2",
-                                        **target_view(iset, vector_macros, ops_macros))
+        view = header_view(iset, rel, instrs)
+        files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
+        if view["has_forms"]:
+            files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view)
+    files[f"{OUT}/target.hpp"] = render("cpp/target.hpp.j2", **target_view(iset))
     files["include/ptxgen/ptx.hpp"] = render(
         "cpp/ptx.hpp.j2", headers=sorted(headers),
         notice=[escape.cpp_comment_text(x) for x in generated_notice(
@@ -984,7 +1009,7 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     helpers = _Helpers(ins)
     for w in ins.wrappers:
-        wr = _Wrapper(ins, w, helpers, set(), set())
+        wr = _Wrapper(ins, w, helpers)
         order = [q for q in sorted(wr.free, key=lambda q: q.optional)]
         values = _Cond(ins, {}, {})
         for f in wr.forms:

@@ -95,163 +95,20 @@ PTXGEN_PTX_CONSTEXPR int cp_async_mbarrier_arrive_type_addr([[maybe_unused]] boo
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async: form number * 256 + support class, by number.
+inline constexpr long long cp_async_forms0_table[] = {
+    0, 257, 513, 769, 2048, 2305, 2561, 2817,
+    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared.global " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared::cta.global " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared.global " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared::cta.global " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -274,170 +131,39 @@ PTXGEN_PTX_DEVICE void cp_async(
     const void* src_mem,
     imm_t<PtxgenCpSize> cp_size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms0<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::cp_async_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         detail::cp_async_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async: form number * 256 + support class, by number.
+inline constexpr long long cp_async_forms1_table[] = {
+    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -462,170 +188,36 @@ PTXGEN_PTX_DEVICE void cp_async(
     imm_t<PtxgenCpSize> cp_size,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         detail::cp_async_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_src_size, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_src_size_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
+inline constexpr long long cp_async_src_size_forms0_table[] = {
+    0, 257, 513, 769, 2048, 2305, 2561, 2817,
+    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.ca.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.cg.shared::cta.global " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -650,170 +242,39 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     imm_t<PtxgenCpSize> cp_size,
     std::uint32_t src_size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_src_size_forms0<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_src_size_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::cp_async_src_size_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         detail::cp_async_src_size_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_src_size, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_src_size_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
+inline constexpr long long cp_async_src_size_forms1_table[] = {
+    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_src_size_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 src_size, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         asm volatile("cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(src_size), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -840,170 +301,36 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint32_t src_size,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_src_size_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, src_size, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_src_size_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+                         detail::cp_async_src_size_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_ignore_src, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_ignore_src_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
+inline constexpr long long cp_async_ignore_src_forms0_table[] = {
+    0, 256, 512, 768, 2048, 2304, 2560, 2816,
+    4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
 };
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::ca, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::64B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::128B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms0<cp_async_cache::cg, cp_async_space::shared_cta, false, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::256B " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -1028,170 +355,36 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     imm_t<PtxgenCpSize> cp_size,
     bool ignore_src
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_ignore_src_forms0<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_ignore_src_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         detail::cp_async_ignore_src_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, ignore_src));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_ignore_src, one specialization each.
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint, cp_async_prefetch PtxgenPrefetch>
-struct cp_async_ignore_src_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCache>,
-                      "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
+inline constexpr long long cp_async_ignore_src_forms1_table[] = {
+    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::ca, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::none> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_64B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_128B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_ignore_src_forms1<cp_async_cache::cg, cp_async_space::shared_cta, true, cp_async_prefetch::L2_256B> {
-    // cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2, PtxgenT3 ignore_src, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenT2::value), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async`: asynchronous copy of 4, 8 or 16 bytes from global to shared memory (spec: spec/instructions/cp_async.yaml).
@@ -1218,11 +411,20 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     bool ignore_src,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    detail::cp_async_ignore_src_forms1<PtxgenCache, PtxgenSpace, PtxgenCacheHint, PtxgenPrefetch>::run(dst_mem, src_mem, cp_size, ignore_src, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_ignore_src_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+                         detail::cp_async_ignore_src_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy));
+    }
+#endif
 }
 
 /**
@@ -1233,9 +435,11 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
  */
 PTXGEN_PTX_DEVICE void cp_async_commit_group(
 ) {
+#if defined(__CUDA_ARCH__)
     // cp.async.commit_group
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.commit_group" ";" :  :  : "memory"));
+#endif
 }
 
 /**
@@ -1249,11 +453,13 @@ template <int PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_wait_group(
     imm_t<PtxgenN> n
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(detail::cp_async_wait_group_ok_n(PtxgenN),
                   "ptxgen: cp.async.wait_group: immediate n is out of range for this form");
     // cp.async.wait_group
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.wait_group " "%0;" :  : "n"(PtxgenN) : "memory"));
+#endif
 }
 
 /**
@@ -1264,78 +470,26 @@ PTXGEN_PTX_DEVICE void cp_async_wait_group(
  */
 PTXGEN_PTX_DEVICE void cp_async_wait_all(
 ) {
+#if defined(__CUDA_ARCH__)
     // cp.async.wait_all
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.wait_all" ";" :  :  : "memory"));
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_mbarrier_arrive, one specialization each.
-template <bool PtxgenNoinc, cp_async_mbarrier_arrive_space PtxgenSpace>
-struct cp_async_mbarrier_arrive_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenNoinc>,
-                      "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of cp_async_mbarrier_arrive: form number * 256 + support class, by number.
+inline constexpr long long cp_async_mbarrier_arrive_forms0_table[] = {
+    0, 256, 513, 768, 1024, 1281,
 };
-template <>
-struct cp_async_mbarrier_arrive_forms0<false, cp_async_mbarrier_arrive_space::none> {
-    // cp.async.mbarrier.arrive.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.mbarrier.arrive.b64 " "[%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct cp_async_mbarrier_arrive_forms0<false, cp_async_mbarrier_arrive_space::shared> {
-    // cp.async.mbarrier.arrive.shared.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.mbarrier.arrive.shared.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_mbarrier_arrive_forms0<false, cp_async_mbarrier_arrive_space::shared_cta> {
-    // cp.async.mbarrier.arrive.shared::cta.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_mbarrier_arrive_forms0<true, cp_async_mbarrier_arrive_space::none> {
-    // cp.async.mbarrier.arrive.noinc.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.mbarrier.arrive.noinc.b64 " "[%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct cp_async_mbarrier_arrive_forms0<true, cp_async_mbarrier_arrive_space::shared> {
-    // cp.async.mbarrier.arrive.noinc.shared.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_mbarrier_arrive_forms0<true, cp_async_mbarrier_arrive_space::shared_cta> {
-    // cp.async.mbarrier.arrive.noinc.shared::cta.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (cp_async.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive_forms0(PtxgenA0 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.mbarrier.arrive`: arrive on an mbarrier object when the thread's prior cp.async operations complete (spec: spec/instructions/cp_async.yaml).
@@ -1352,9 +506,26 @@ template <bool PtxgenNoinc = false, cp_async_mbarrier_arrive_space PtxgenSpace =
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(
     detail::reg_t<detail::cp_async_mbarrier_arrive_type_addr(PtxgenNoinc, PtxgenSpace, cp_async_mbarrier_arrive_type::b64)> addr
 ) {
-    detail::cp_async_mbarrier_arrive_forms0<PtxgenNoinc, PtxgenSpace>::run(addr);
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_form>(addr));
+    }
+#endif
 }
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
+#include "cp_async.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_CP_ASYNC_HPP

@@ -192,145 +192,20 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool re
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_forms0_table[] = {
+    0, 257, 513, 769, 1025, 1281, 1537, 3586,
+    3841, 4097, 4353, 4609, 4865, 5121,
 };
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cta, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms0<cp_async_bulk_dst::shared_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -354,150 +229,40 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_async_bulk_forms0<PtxgenDst, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk, one specialization each.
-template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDst>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_forms1_table[] = {
+    1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
+    5633, 5889, 6145, 6401, 6657, 6913,
 };
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cta, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_forms1<cp_async_bulk_dst::shared_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -523,150 +288,40 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_async_bulk_forms1<PtxgenDst, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_multicast_cluster, one specialization each.
-template <cp_async_bulk_multicast PtxgenMulticast, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_multicast_cluster_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenMulticast>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_multicast_cluster_forms0_table[] = {
+    3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
+    7425, 7681, 7937, 8193, 8449, 8705,
 };
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms0<cp_async_bulk_multicast::multicast_cluster_32b, false, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -692,152 +347,39 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     ::ptxgen::ptx::shared_address mbar,
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_async_bulk_multicast_cluster_forms0<PtxgenMulticast, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_multicast_cluster, one specialization each.
-template <cp_async_bulk_multicast PtxgenMulticast, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_multicast_cluster_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenMulticast>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_multicast_cluster_forms1_table[] = {
+    5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
+    9217, 9473, 9729, 9985, 10241, 10497,
 };
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_8000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_16bytes_80000000> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_multicast_cluster_forms1<cp_async_bulk_multicast::multicast_cluster_32b, true, cp_async_bulk_report::mbarrier_report_validity_per_element_ff> {
-    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_element::ff
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_element::ff " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -865,44 +407,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_async_bulk_multicast_cluster_forms1<PtxgenMulticast, PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_ignore_oob, one specialization each.
-template <bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_ignore_oob_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_ignore_oob_forms0_table[] = {
+    0, 257,
 };
-template <>
-struct cp_async_bulk_ignore_oob_forms0<false, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_ignore_oob_forms0<false, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -929,44 +465,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     std::uint32_t ignore_bytes_right,
     ::ptxgen::ptx::shared_address mbar
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_async_bulk_ignore_oob_forms0<PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_ignore_oob, one specialization each.
-template <bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport>
-struct cp_async_bulk_ignore_oob_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_ignore_oob_forms1_table[] = {
+    1792, 2049,
 };
-template <>
-struct cp_async_bulk_ignore_oob_forms1<true, cp_async_bulk_report::none> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_ignore_oob_forms1<true, cp_async_bulk_report::mbarrier_report_disabled> {
-    // cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5, class PtxgenT6>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 ignore_bytes_left, PtxgenT4 ignore_bytes_right, PtxgenT5 mbar, PtxgenT6 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -995,11 +525,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_async_bulk_ignore_oob_forms1<PtxgenCacheHint, PtxgenReport>::run(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
+    }
+#endif
 }
 
 /**
@@ -1019,33 +561,26 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
     [[maybe_unused]] std::uint32_t size,
     [[maybe_unused]] ::ptxgen::ptx::shared_address mbar
 ) {
+#if defined(__CUDA_ARCH__)
     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_to_global, one specialization each.
-template <bool PtxgenCacheHint>
-struct cp_async_bulk_to_global_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_to_global_forms0_table[] = {
+    0,
 };
-template <>
-struct cp_async_bulk_to_global_forms0<false> {
-    // cp.async.bulk.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1065,33 +600,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> src_mem,
     std::uint32_t size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_async_bulk_to_global_forms0<PtxgenCacheHint>::run(dst_mem, src_mem, size);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_to_global, one specialization each.
-template <bool PtxgenCacheHint>
-struct cp_async_bulk_to_global_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_to_global_forms1_table[] = {
+    256,
 };
-template <>
-struct cp_async_bulk_to_global_forms1<true> {
-    // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1113,33 +648,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_async_bulk_to_global_forms1<PtxgenCacheHint>::run(dst_mem, src_mem, size, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_to_global_cp_mask, one specialization each.
-template <bool PtxgenCacheHint>
-struct cp_async_bulk_to_global_cp_mask_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_to_global_cp_mask_forms0_table[] = {
+    0,
 };
-template <>
-struct cp_async_bulk_to_global_cp_mask_forms0<false> {
-    // cp.async.bulk.global.shared::cta.bulk_group.cp_mask
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 byte_mask) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group.cp_mask " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1161,33 +696,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint32_t size,
     std::uint16_t byte_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_async_bulk_to_global_cp_mask_forms0<PtxgenCacheHint>::run(dst_mem, src_mem, size, byte_mask);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_form>(dst_mem, src_mem, size, byte_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_to_global_cp_mask, one specialization each.
-template <bool PtxgenCacheHint>
-struct cp_async_bulk_to_global_cp_mask_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenCacheHint>,
-                      "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_to_global_cp_mask_forms1_table[] = {
+    256,
 };
-template <>
-struct cp_async_bulk_to_global_cp_mask_forms1<true> {
-    // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy, PtxgenT4 byte_mask) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask " "[%0], [%1], %2, %3, %4;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "h"(byte_mask) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1211,42 +746,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint64_t cache_policy,
     std::uint16_t byte_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_async_bulk_to_global_cp_mask_forms1<PtxgenCacheHint>::run(dst_mem, src_mem, size, cache_policy, byte_mask);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy, byte_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch, one specialization each.
-template <cp_async_bulk_prefetch_hint PtxgenHint>
-struct cp_async_bulk_prefetch_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenHint>,
-                      "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_forms0_table[] = {
+    0, 513,
 };
-template <>
-struct cp_async_bulk_prefetch_forms0<cp_async_bulk_prefetch_hint::none> {
-    // cp.async.bulk.prefetch.L2.global
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 src_mem, PtxgenT1 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.L2.global " "[%0], %1;" :  : "l"(src_mem), "r"(size)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_forms0<cp_async_bulk_prefetch_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 src_mem, PtxgenT1 size) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.L2.global.L2::evict_last " "[%0], %1;" :  : "l"(src_mem), "r"(size)));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms0(PtxgenA0 src_mem, PtxgenA1 size);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch`: bulk prefetch of global memory into L2 (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1264,33 +790,36 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     const void* src_mem,
     std::uint32_t size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is required when hint = L2::cache_hint");
-    detail::cp_async_bulk_prefetch_forms0<PtxgenHint>::run(src_mem, size);
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_forms0<ptxgen_form>(src_mem, size));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_forms0<ptxgen_form>(src_mem, size));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch, one specialization each.
-template <cp_async_bulk_prefetch_hint PtxgenHint>
-struct cp_async_bulk_prefetch_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenHint>,
-                      "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_forms1_table[] = {
+    256,
 };
-template <>
-struct cp_async_bulk_prefetch_forms1<cp_async_bulk_prefetch_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 src_mem, PtxgenT1 size, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint " "[%0], %1, %2;" :  : "l"(src_mem), "r"(size), "l"(cache_policy)));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch`: bulk prefetch of global memory into L2 (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1310,132 +839,34 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is only allowed when hint = L2::cache_hint");
-    detail::cp_async_bulk_prefetch_forms1<PtxgenHint>::run(src_mem, size, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_forms1<ptxgen_form>(src_mem, size, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_reduce_async_bulk, one specialization each.
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType>
-struct cp_reduce_async_bulk_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenRedop>,
-                      "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_forms0_table[] = {
+    256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
+    10496, 12800, 15360, 17920,
 };
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.or.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.or.b32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.s32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.u32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.s32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.inc.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.inc.u32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_forms0<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32> {
-    // cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.dec.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.dec.u32 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1458,274 +889,34 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
-    detail::cp_reduce_async_bulk_forms0<PtxgenRedop, PtxgenType>::run(dst_mem, src_mem, size, mbar);
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_reduce_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_reduce_async_bulk_to_global, one specialization each.
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
-struct cp_reduce_async_bulk_to_global_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenRedop>,
-                      "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_to_global_forms0_table[] = {
+    1024, 2048, 4096, 6400, 7424, 8192, 8449, 9216,
+    11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
+    24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
+    61440, 64512, 71680, 74752,
 };
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, false, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, false, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, false, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms0<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, false, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.dec.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.dec.u32 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -1748,276 +939,39 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    detail::cp_reduce_async_bulk_to_global_forms0<PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_reduce_async_bulk_to_global, one specialization each.
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint, bool PtxgenNoftz>
-struct cp_reduce_async_bulk_to_global_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenRedop>,
-                      "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_to_global_forms1_table[] = {
+    1536, 2560, 4608, 6912, 7936, 8704, 8961, 9728,
+    11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
+    25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
+    61952, 65024, 72192, 75264,
 };
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_and, cp_reduce_async_bulk_type::b64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_or, cp_reduce_async_bulk_type::b64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::redop_xor, cp_reduce_async_bulk_type::b64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::s32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::u64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f16, true, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::bf16, true, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::add, cp_reduce_async_bulk_type::f32, true, true> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::u64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::s64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::f16, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::min, cp_reduce_async_bulk_type::bf16, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::u64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::s64, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s64 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::f16, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.f16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.f16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::max, cp_reduce_async_bulk_type::bf16, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.bf16
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.bf16 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::inc, cp_reduce_async_bulk_type::u32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.inc.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.inc.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_to_global_forms1<cp_reduce_async_bulk_redop::dec, cp_reduce_async_bulk_type::u32, true, false> {
-    // cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.dec.u32
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 src_mem, PtxgenT2 size, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.dec.u32 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.reduce.async.bulk`: bulk asynchronous reduction into shared::cluster or global memory (spec: spec/instructions/cp_async_bulk.yaml).
@@ -2042,9 +996,21 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    detail::cp_reduce_async_bulk_to_global_forms1<PtxgenRedop, PtxgenType, PtxgenCacheHint, PtxgenNoftz>::run(dst_mem, src_mem, size, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+    }
+#endif
 }
 
 /**
@@ -2055,42 +1021,26 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
  */
 PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group(
 ) {
+#if defined(__CUDA_ARCH__)
     // cp.async.bulk.commit_group
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("cp.async.bulk.commit_group" ";" :  :  : "memory"));
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_wait_group, one specialization each.
-template <bool PtxgenRead>
-struct cp_async_bulk_wait_group_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenRead>,
-                      "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
+    0, 256,
 };
-template <>
-struct cp_async_bulk_wait_group_forms0<false> {
-    // cp.async.bulk.wait_group
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.wait_group " "%0;" :  : "n"(PtxgenT0::value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_wait_group_forms0<true> {
-    // cp.async.bulk.wait_group.read
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.wait_group.read " "%0;" :  : "n"(PtxgenT0::value) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, int PtxgenN>
+PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.wait_group`: wait until at most N bulk async-groups are pending (spec: spec/instructions/cp_async_bulk.yaml).
@@ -2105,11 +1055,25 @@ template <bool PtxgenRead = false, int PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     imm_t<PtxgenN> n
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(detail::cp_async_bulk_wait_group_ok_n(PtxgenRead, PtxgenN),
                   "ptxgen: cp.async.bulk.wait_group: immediate n is out of range for this form");
-    detail::cp_async_bulk_wait_group_forms0<PtxgenRead>::run(n);
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenRead ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_wait_group_forms0<ptxgen_form, PtxgenN>());
+    }
+#endif
 }
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+#include "cp_async_bulk.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_CP_ASYNC_BULK_HPP

@@ -416,613 +416,27 @@ struct cp_reduce_async_bulk_tensor_tensor_length {
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value) : "memory"));
-    }
-};
+// The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_forms0_table[] = {
+    0, 513, 1025, 1536, 2049, 2561, 12290, 12801,
+    13313, 13826, 14337, 14849, 36864, 37377, 37889, 38400,
+    38913, 39425, 39937, 40449, 40961, 49154, 49665, 50177,
+    50690, 51201, 51713, 52227, 52737, 53249, 73728, 74241,
+    74753, 75264, 75777, 76289, 86018, 86529, 87041, 87554,
+    88065, 88577, 110592, 111105, 111617, 112128, 112641, 113153,
+    122882, 123393, 123905, 124418, 124929, 125441, 147456, 147969,
+    148481, 148992, 149505, 150017, 159746, 160257, 160769, 161282,
+    161793, 162305,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -1047,6 +461,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -1070,616 +485,47 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy) : "memory"));
-    }
-};
+// The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_forms1_table[] = {
+    256, 769, 1281, 1792, 2305, 2817, 12546, 13057,
+    13569, 14082, 14593, 15105, 37120, 37633, 38145, 38656,
+    39169, 39681, 40193, 40705, 41217, 49410, 49921, 50433,
+    50946, 51457, 51969, 52483, 52993, 53505, 73984, 74497,
+    75009, 75520, 76033, 76545, 86274, 86785, 87297, 87810,
+    88321, 88833, 110848, 111361, 111873, 112384, 112897, 113409,
+    123138, 123649, 124161, 124674, 125185, 125697, 147712, 148225,
+    148737, 149248, 149761, 150273, 160002, 160513, 161025, 161538,
+    162049, 162561,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -1706,6 +552,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -1729,184 +576,41 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_forms0_table[] = {
+    9216, 9729, 10241, 10754, 11265, 11777, 13824, 14337,
+    14849, 15362, 15873, 16385, 18432, 18945, 19457, 19970,
+    20481, 20993,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -1932,6 +636,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -1950,184 +655,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms0<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_forms1_table[] = {
+    9472, 9985, 10497, 11010, 11521, 12033, 14080, 14593,
+    15105, 15618, 16129, 16641, 18688, 19201, 19713, 20226,
+    20737, 21249,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -2155,6 +714,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -2173,346 +733,40 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_forms1<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms0_table[] = {
+    79872, 80384, 80896, 81408, 81920, 82432, 92161, 92672,
+    93184, 93696, 94208, 94720, 116736, 117248, 117760, 118272,
+    118784, 119296, 129025, 129536, 130048, 130560, 131072, 131584,
+    153600, 154112, 154624, 155136, 155648, 156160, 165889, 166400,
+    166912, 167424, 167936, 168448,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -2539,6 +793,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -2565,346 +820,37 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms0<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms1_table[] = {
+    80128, 80640, 81152, 81664, 82176, 82688, 92417, 92928,
+    93440, 93952, 94464, 94976, 116992, 117504, 118016, 118528,
+    119040, 119552, 129281, 129792, 130304, 130816, 131328, 131840,
+    153856, 154368, 154880, 155392, 155904, 156416, 166145, 166656,
+    167168, 167680, 168192, 168704,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_dst::shared_cta, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -2933,6 +879,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -2959,616 +906,41 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_forms1<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask) : "memory"));
-    }
-};
+// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_multicast_forms0_table[] = {
+    1536, 2049, 2561, 3074, 3586, 4098, 6144, 6657,
+    7169, 7682, 8194, 8706, 38400, 38913, 39425, 39938,
+    40450, 40962, 43008, 43521, 44033, 44546, 45058, 45570,
+    47617, 48129, 48641, 49154, 49666, 50178, 75264, 75777,
+    76289, 76802, 77314, 77826, 79872, 80385, 80897, 81410,
+    81922, 82434, 112128, 112641, 113153, 113666, 114178, 114690,
+    116736, 117249, 117761, 118274, 118786, 119298, 148992, 149505,
+    150017, 150530, 151042, 151554, 153600, 154113, 154625, 155138,
+    155650, 156162,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -3595,6 +967,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     ::ptxgen::ptx::shared_address mbar,
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -3612,616 +985,44 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_multicast_forms0<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_multicast_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_gather4, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, PtxgenT3 cta_mask, PtxgenT4 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
+// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_multicast_forms1_table[] = {
+    1792, 2305, 2817, 3330, 3842, 4354, 6400, 6913,
+    7425, 7938, 8450, 8962, 38656, 39169, 39681, 40194,
+    40706, 41218, 43264, 43777, 44289, 44802, 45314, 45826,
+    47873, 48385, 48897, 49410, 49922, 50434, 75520, 76033,
+    76545, 77058, 77570, 78082, 80128, 80641, 81153, 81666,
+    82178, 82690, 112384, 112897, 113409, 113922, 114434, 114946,
+    116992, 117505, 118017, 118530, 119042, 119554, 149248, 149761,
+    150273, 150786, 151298, 151810, 153856, 154369, 154881, 155394,
+    155906, 156418,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -4250,6 +1051,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -4267,184 +1069,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_load_multicast_forms1<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms0_table[] = {
+    10752, 11265, 11777, 12290, 12802, 13314, 15360, 15873,
+    16385, 16898, 17410, 17922, 19968, 20481, 20993, 21506,
+    22018, 22530,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -4472,6 +1128,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
@@ -4484,184 +1141,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms1_table[] = {
+    11008, 11521, 12033, 12546, 13058, 13570, 15616, 16129,
+    16641, 17154, 17666, 18178, 20224, 20737, 21249, 21762,
+    22274, 22786,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_offsets, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -4691,6 +1202,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
@@ -4703,346 +1215,40 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table[] = {
+    93696, 94208, 94720, 95233, 95745, 96257, 98304, 98816,
+    99328, 99841, 100353, 100865, 130560, 131072, 131584, 132097,
+    132609, 133121, 135168, 135680, 136192, 136705, 137217, 137729,
+    167424, 167936, 168448, 168961, 169473, 169985, 172032, 172544,
+    173056, 173569, 174081, 174593,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, false> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -5071,6 +1277,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -5091,346 +1298,37 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_load_im2col_w_multicast, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table[] = {
+    93952, 94464, 94976, 95489, 96001, 96513, 98560, 99072,
+    99584, 100097, 100609, 101121, 130816, 131328, 131840, 132353,
+    132865, 133377, 135424, 135936, 136448, 136961, 137473, 137985,
+    167680, 168192, 168704, 169217, 169729, 170241, 172288, 172800,
+    173312, 173825, 174337, 174849,
 };
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::none, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_1, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_w_128, cp_async_bulk_tensor_multicast::multicast_cluster_32b, cp_async_bulk_tensor_cta_group::cta_group_2, true> {
-    // cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint
-    template <class PtxgenT0, class PtxgenT1, class PtxgenU1, class PtxgenT2, class PtxgenT3, class PtxgenT4, class PtxgenT5>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 dst_mem, PtxgenT1 tensor_map, const PtxgenU1& tensor_coords, PtxgenT2 mbar, const PtxgenT3& im2col_w, PtxgenT4 cta_mask, PtxgenT5 cache_policy) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -5461,6 +1359,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -5481,148 +1380,34 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::run(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_store, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_store_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_store_forms0_table[] = {
+    0, 512, 4096, 4608, 7169, 8192, 8704, 11776,
+    12288, 12800, 15872, 16384, 16896, 19968,
 };
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, false> {
-    // cp.async.bulk.tensor.1d.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, false> {
-    // cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, false> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, false> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, false> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, false> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, false> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, false> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, false> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, false> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms0<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -5643,6 +1428,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address src_mem
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -5658,148 +1444,34 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_store_forms0<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::run(tensor_map, tensor_coords, src_mem);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_tensor_store, one specialization each.
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
-struct cp_async_bulk_tensor_store_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_store_forms1_table[] = {
+    256, 768, 4352, 4864, 7425, 8448, 8960, 12032,
+    12544, 13056, 16128, 16640, 17152, 20224,
 };
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::none, true> {
-    // cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_load_mode::tile, true> {
-    // cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::none, true> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile, true> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_2d, cp_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::none, true> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::tile, true> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_3d, cp_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::none, true> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::tile, true> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_4d, cp_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::none, true> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::tile, true> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_async_bulk_tensor_store_forms1<cp_async_bulk_tensor_dim::dim_5d, cp_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -5822,6 +1494,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     ::ptxgen::ptx::shared_address src_mem,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -5837,220 +1510,35 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_tensor_store_forms1<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::run(tensor_map, tensor_coords, src_mem, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 22 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_forms0_table[] = {
+    0, 513, 768, 1281, 4608, 5121, 5376, 5889,
+    6146, 6657, 9216, 9729, 9984, 10497, 13824, 14337,
+    14592, 15105, 18432, 18945, 19200, 19713,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global.tile
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::evict_last " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::evict_last " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile_gather4, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4 " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile_gather4, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.L2::evict_last " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.tile
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::evict_last " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.L2::evict_last " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.tile
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::evict_last " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.tile
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4])));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6069,6 +1557,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -6082,121 +1571,37 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_prefetch_tensor_forms0<PtxgenDim, PtxgenLoadMode, PtxgenHint>::run(tensor_map, tensor_coords);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 11 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_forms1_table[] = {
+    256, 1024, 4864, 5632, 6401, 9472, 10240, 14080,
+    14848, 18688, 19456,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.L2::cache_hint " "[%0, {%1}], %2;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::cache_hint " "[%0, {%1}], %2;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint " "[%0, {%1, %2}], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint " "[%0, {%1, %2}], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_2d, cp_async_bulk_prefetch_tensor_load_mode::tile_gather4, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.L2::cache_hint " "[%0, {%1, %2, %3}], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::cache_hint " "[%0, {%1, %2, %3}], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.L2::cache_hint " "[%0, {%1, %2, %3, %4}], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::cache_hint " "[%0, {%1, %2, %3, %4}], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_forms1<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(cache_policy)));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6217,6 +1622,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -6230,76 +1636,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_async_bulk_prefetch_tensor_forms1<PtxgenDim, PtxgenLoadMode, PtxgenHint>::run(tensor_map, tensor_coords, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor_im2col, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms0_table[] = {
+    1536, 2049, 2304, 2817, 3072, 3585,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2])));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6319,6 +1682,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
@@ -6329,49 +1693,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_prefetch_tensor_im2col_forms0<PtxgenDim, PtxgenHint>::run(tensor_map, tensor_coords, im2col_offsets);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor_im2col, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_im2col_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 3 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms1_table[] = {
+    1792, 2560, 3328,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms1<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint " "[%0, {%1, %2, %3}], {%4}, %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms1<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::cache_hint " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_forms1<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_offsets, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8}, %9;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy)));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6393,6 +1741,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
@@ -6403,130 +1752,31 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_prefetch_tensor_im2col_forms1<PtxgenDim, PtxgenHint>::run(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor_im2col_w, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 12 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms0_table[] = {
+    12288, 12801, 13056, 13569, 16896, 17409, 17664, 18177,
+    21504, 22017, 22272, 22785,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::none> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms0<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_evict_last> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::evict_last
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::evict_last " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1])));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6547,6 +1797,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -6563,76 +1814,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<PtxgenDim, PtxgenLoadMode, PtxgenHint>::run(tensor_map, tensor_coords, im2col_w);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_w));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_w));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_async_bulk_prefetch_tensor_im2col_w, one specialization each.
-template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms1_table[] = {
+    12544, 13312, 17152, 17920, 21760, 22528,
 };
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::cache_hint " "[%0, {%1, %2, %3}], {%4, %5}, %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_3d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::cache_hint " "[%0, {%1, %2, %3}], {%4, %5}, %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::cache_hint " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_4d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::cache_hint " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
-template <>
-struct cp_async_bulk_prefetch_tensor_im2col_w_forms1<cp_async_bulk_prefetch_tensor_dim::dim_5d, cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128, cp_async_bulk_prefetch_tensor_hint::L2_cache_hint> {
-    // cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, const PtxgenT1& im2col_w, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy)));
-    }
-};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -6655,6 +1863,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -6671,1030 +1880,43 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<PtxgenDim, PtxgenLoadMode, PtxgenHint>::run(tensor_map, tensor_coords, im2col_w, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_form>(tensor_map, tensor_coords, im2col_w, cache_policy));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_reduce_async_bulk_tensor, one specialization each.
-template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
-struct cp_reduce_async_bulk_tensor_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, false> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms0<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, false> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value) : "memory"));
-    }
-};
+// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_tensor_forms0_table[] = {
+    0, 512, 2048, 2560, 4096, 4608, 6144, 6656,
+    8192, 8704, 10240, 10752, 12288, 12800, 14336, 14848,
+    16384, 16896, 17921, 18432, 18944, 19969, 20480, 20992,
+    22017, 22528, 23040, 24065, 24576, 25088, 26113, 26624,
+    27136, 28161, 28672, 29184, 30209, 30720, 31232, 32257,
+    32768, 33280, 33792, 34816, 35328, 35840, 36864, 37376,
+    37888, 38912, 39424, 39936, 40960, 41472, 41984, 43008,
+    43520, 44032, 45056, 45568, 46080, 47104, 47616, 48128,
+    49152, 49664, 50176, 51200, 51712, 52224, 53248, 53760,
+    54272, 55296, 55808, 56320, 57344, 57856, 58368, 59392,
+    59904, 60416, 61440, 61952, 62464, 63488, 64000, 64512,
+    65536, 66048, 66560, 67584, 68096, 68608, 69632, 70144,
+    70656, 71680, 72192, 72704, 73728, 74240, 74752, 75776,
+    76288, 76800, 77824, 78336, 78848, 79872, 80384, 80896,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -7716,6 +1938,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address src_mem
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
@@ -7725,1030 +1948,46 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_reduce_async_bulk_tensor_forms0<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::run(tensor_map, tensor_coords, src_mem);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of cp_reduce_async_bulk_tensor, one specialization each.
-template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
-struct cp_reduce_async_bulk_tensor_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenDim>,
-                      "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_2d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile_scatter4, true> {
-    // cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_3d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_4d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::add, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::min, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::max, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::inc, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::dec, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_and, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_or, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::none, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::tile, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
-template <>
-struct cp_reduce_async_bulk_tensor_forms1<cp_reduce_async_bulk_tensor_dim::dim_5d, cp_reduce_async_bulk_tensor_redop::redop_xor, cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs, true> {
-    // cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint
-    template <class PtxgenT0, class PtxgenU0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 tensor_map, const PtxgenU0& tensor_coords, PtxgenT1 src_mem, PtxgenT2 cache_policy) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy) : "memory"));
-    }
-};
+// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_tensor_forms1_table[] = {
+    256, 768, 2304, 2816, 4352, 4864, 6400, 6912,
+    8448, 8960, 10496, 11008, 12544, 13056, 14592, 15104,
+    16640, 17152, 18177, 18688, 19200, 20225, 20736, 21248,
+    22273, 22784, 23296, 24321, 24832, 25344, 26369, 26880,
+    27392, 28417, 28928, 29440, 30465, 30976, 31488, 32513,
+    33024, 33536, 34048, 35072, 35584, 36096, 37120, 37632,
+    38144, 39168, 39680, 40192, 41216, 41728, 42240, 43264,
+    43776, 44288, 45312, 45824, 46336, 47360, 47872, 48384,
+    49408, 49920, 50432, 51456, 51968, 52480, 53504, 54016,
+    54528, 55552, 56064, 56576, 57600, 58112, 58624, 59648,
+    60160, 60672, 61696, 62208, 62720, 63744, 64256, 64768,
+    65792, 66304, 66816, 67840, 68352, 68864, 69888, 70400,
+    70912, 71936, 72448, 72960, 73984, 74496, 75008, 76032,
+    76544, 77056, 78080, 78592, 79104, 80128, 80640, 81152,
+};
+// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy);
 
 }  // namespace detail
+#endif
 
 /**
  * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -8772,6 +2011,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     ::ptxgen::ptx::shared_address src_mem,
     std::uint64_t cache_policy
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
@@ -8781,7 +2021,18 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    detail::cp_reduce_async_bulk_tensor_forms1<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::run(tensor_map, tensor_coords, src_mem, cache_policy);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+    }
+#endif
 }
 
 /**
@@ -8845,5 +2096,10 @@ struct cp_async_bulk_prefetch_tensor_im2col_w_operands {
 };
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+#include "cp_async_bulk_tensor.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_CP_ASYNC_BULK_TENSOR_HPP

@@ -186,179 +186,21 @@ PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_p
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence, one specialization each.
-template <fence_thread_scope PtxgenScope, fence_thread_sem PtxgenSem>
-struct fence_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenScope>,
-                      "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of fence: form number * 256 + support class, by number.
+inline constexpr long long fence_forms0_table[] = {
+    0, 256, 512, 770, 1026, 1281, 1537, 1793,
+    2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
+    4096, 4352, 4610, 4866,
 };
-template <>
-struct fence_forms0<fence_thread_scope::cta, fence_thread_sem::none> {
-    // fence.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cluster, fence_thread_sem::none> {
-    // fence.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("fence.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::gpu, fence_thread_sem::none> {
-    // fence.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::none> {
-    // fence.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cta, fence_thread_sem::sc> {
-    // fence.sc.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.sc.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cluster, fence_thread_sem::sc> {
-    // fence.sc.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("fence.sc.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::gpu, fence_thread_sem::sc> {
-    // fence.sc.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.sc.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::sc> {
-    // fence.sc.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.sc.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cta, fence_thread_sem::acq_rel> {
-    // fence.acq_rel.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.acq_rel.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cluster, fence_thread_sem::acq_rel> {
-    // fence.acq_rel.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("fence.acq_rel.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::gpu, fence_thread_sem::acq_rel> {
-    // fence.acq_rel.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.acq_rel.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::acq_rel> {
-    // fence.acq_rel.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("fence.acq_rel.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cta, fence_thread_sem::acquire> {
-    // fence.acquire.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.acquire.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cluster, fence_thread_sem::acquire> {
-    // fence.acquire.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.acquire.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::gpu, fence_thread_sem::acquire> {
-    // fence.acquire.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.acquire.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::acquire> {
-    // fence.acquire.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.acquire.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cta, fence_thread_sem::release> {
-    // fence.release.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.release.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::cluster, fence_thread_sem::release> {
-    // fence.release.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.release.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::gpu, fence_thread_sem::release> {
-    // fence.release.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.release.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::release> {
-    // fence.release.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.release.sys" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void fence_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `fence`: thread fence (memory ordering with a semantics and a scope) (spec: spec/instructions/fence.yaml).
@@ -373,38 +215,37 @@ struct fence_forms0<fence_thread_scope::sys, fence_thread_sem::release> {
 template <fence_thread_scope PtxgenScope, fence_thread_sem PtxgenSem = fence_thread_sem::none>
 PTXGEN_PTX_DEVICE void fence(
 ) {
-    detail::fence_forms0<PtxgenScope, PtxgenSem>::run();
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSem));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+                         detail::fence_forms0<ptxgen_form>());
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::fence_forms0<ptxgen_form>());
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::fence_forms0<ptxgen_form>());
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence_sync_restrict, one specialization each.
-template <fence_thread_sem PtxgenSem, fence_thread_restrict PtxgenRestrict>
-struct fence_sync_restrict_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 2 forms of fence_sync_restrict: form number * 256 + support class, by number.
+inline constexpr long long fence_sync_restrict_forms0_table[] = {
+    2560, 3584,
 };
-template <>
-struct fence_sync_restrict_forms0<fence_thread_sem::acquire, fence_thread_restrict::shared_cluster> {
-    // fence.acquire.sync_restrict::shared::cluster.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.acquire.sync_restrict::shared::cluster.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_sync_restrict_forms0<fence_thread_sem::release, fence_thread_restrict::shared_cta> {
-    // fence.release.sync_restrict::shared::cta.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.release.sync_restrict::shared::cta.cluster" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `fence`: thread fence (memory ordering with a semantics and a scope) (spec: spec/instructions/fence.yaml).
@@ -419,11 +260,20 @@ struct fence_sync_restrict_forms0<fence_thread_sem::release, fence_thread_restri
 template <fence_thread_sem PtxgenSem = fence_thread_sem::none, fence_thread_restrict PtxgenRestrict = fence_thread_restrict::none>
 PTXGEN_PTX_DEVICE void fence_sync_restrict(
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cluster))) || (((PtxgenSem == fence_thread_sem::acquire))),
                   "ptxgen: fence: .sync_restrict::shared::cluster needs .acquire and .cluster");
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cta))) || (((PtxgenSem == fence_thread_sem::release))),
                   "ptxgen: fence: .sync_restrict::shared::cta needs .release and .cluster");
-    detail::fence_sync_restrict_forms0<PtxgenSem, PtxgenRestrict>::run();
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_sync_restrict_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::fence_sync_restrict_forms0<ptxgen_form>());
+    }
+#endif
 }
 
 /**
@@ -435,9 +285,11 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict(
  */
 PTXGEN_PTX_DEVICE void fence_mbarrier_init(
 ) {
+#if defined(__CUDA_ARCH__)
     // fence.mbarrier_init.release.cluster
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("fence.mbarrier_init.release.cluster" ";" :  :  : "memory"));
+#endif
 }
 
 /**
@@ -449,80 +301,26 @@ PTXGEN_PTX_DEVICE void fence_mbarrier_init(
  */
 PTXGEN_PTX_DEVICE void fence_alias(
 ) {
+#if defined(__CUDA_ARCH__)
     // fence.alias.sync_restrict::read.release.sys
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 95, detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5,
                      asm volatile("fence.alias.sync_restrict::read.release.sys" ";" :  :  : "memory"));
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence_proxy, one specialization each.
-template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem, fence_proxy_scope PtxgenScope>
-struct fence_proxy_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenProxykind>,
-                      "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 7 forms of fence_proxy: form number * 256 + support class, by number.
+inline constexpr long long fence_proxy_forms0_table[] = {
+    0, 769, 1281, 1538, 3074, 4610, 6146,
 };
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::alias, fence_proxy_sem::none, fence_proxy_scope::none> {
-    // fence.proxy.alias
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                         asm volatile("fence.proxy.alias" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::alias, fence_proxy_sem::acquire, fence_proxy_scope::sys> {
-    // fence.proxy.alias.acquire.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("fence.proxy.alias.acquire.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::alias, fence_proxy_sem::release, fence_proxy_scope::sys> {
-    // fence.proxy.alias.release.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("fence.proxy.alias.release.sys" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::proxykind_async, fence_proxy_sem::none, fence_proxy_scope::none> {
-    // fence.proxy.async
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("fence.proxy.async" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::async_global, fence_proxy_sem::none, fence_proxy_scope::none> {
-    // fence.proxy.async.global
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("fence.proxy.async.global" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::async_shared_cta, fence_proxy_sem::none, fence_proxy_scope::none> {
-    // fence.proxy.async.shared::cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("fence.proxy.async.shared::cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_forms0<fence_proxy_proxykind::async_shared_cluster, fence_proxy_sem::none, fence_proxy_scope::none> {
-    // fence.proxy.async.shared::cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("fence.proxy.async.shared::cluster" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void fence_proxy_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `fence.proxy`: bi-directional proxy fence (spec: spec/instructions/fence.yaml).
@@ -537,58 +335,41 @@ struct fence_proxy_forms0<fence_proxy_proxykind::async_shared_cluster, fence_pro
 template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem = fence_proxy_sem::none, fence_proxy_scope PtxgenScope = fence_proxy_scope::none>
 PTXGEN_PTX_DEVICE void fence_proxy(
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias))),
                   "ptxgen: fence.proxy: .acquire / .release need .alias and .sys");
     static_assert((!((PtxgenScope == fence_proxy_scope::sys))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
                   "ptxgen: fence.proxy: .sys needs .acquire or .release");
-    detail::fence_proxy_forms0<PtxgenProxykind, PtxgenSem, PtxgenScope>::run();
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
+                         detail::fence_proxy_forms0<ptxgen_form>());
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+                         detail::fence_proxy_forms0<ptxgen_form>());
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::fence_proxy_forms0<ptxgen_form>());
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence_proxy_tensormap_generic, one specialization each.
-template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope>
-struct fence_proxy_tensormap_generic_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
+inline constexpr long long fence_proxy_tensormap_generic_forms0_table[] = {
+    0, 256, 512, 768,
 };
-template <>
-struct fence_proxy_tensormap_generic_forms0<fence_proxy_tensormap_sem::release, fence_proxy_tensormap_scope::cta> {
-    // fence.proxy.tensormap::generic.release.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.release.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms0<fence_proxy_tensormap_sem::release, fence_proxy_tensormap_scope::cluster> {
-    // fence.proxy.tensormap::generic.release.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.release.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms0<fence_proxy_tensormap_sem::release, fence_proxy_tensormap_scope::gpu> {
-    // fence.proxy.tensormap::generic.release.gpu
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.release.gpu" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms0<fence_proxy_tensormap_sem::release, fence_proxy_tensormap_scope::sys> {
-    // fence.proxy.tensormap::generic.release.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.release.sys" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `fence.proxy.tensormap::generic`: uni-directional proxy fence between the generic and the tensormap proxy (spec: spec/instructions/fence.yaml).
@@ -602,62 +383,35 @@ struct fence_proxy_tensormap_generic_forms0<fence_proxy_tensormap_sem::release, 
 template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is required when sem = acquire");
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand size is required when sem = acquire");
-    detail::fence_proxy_tensormap_generic_forms0<PtxgenSem, PtxgenScope>::run();
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+                         detail::fence_proxy_tensormap_generic_forms0<ptxgen_form>());
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence_proxy_tensormap_generic, one specialization each.
-template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope>
-struct fence_proxy_tensormap_generic_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
+inline constexpr long long fence_proxy_tensormap_generic_forms1_table[] = {
+    1024, 1280, 1536, 1792,
 };
-template <>
-struct fence_proxy_tensormap_generic_forms1<fence_proxy_tensormap_sem::acquire, fence_proxy_tensormap_scope::cta> {
-    // fence.proxy.tensormap::generic.acquire.cta
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.acquire.cta " "[%0], %1;" :  : "l"(addr), "n"(PtxgenT1::value) : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms1<fence_proxy_tensormap_sem::acquire, fence_proxy_tensormap_scope::cluster> {
-    // fence.proxy.tensormap::generic.acquire.cluster
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.acquire.cluster " "[%0], %1;" :  : "l"(addr), "n"(PtxgenT1::value) : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms1<fence_proxy_tensormap_sem::acquire, fence_proxy_tensormap_scope::gpu> {
-    // fence.proxy.tensormap::generic.acquire.gpu
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.acquire.gpu " "[%0], %1;" :  : "l"(addr), "n"(PtxgenT1::value) : "memory"));
-    }
-};
-template <>
-struct fence_proxy_tensormap_generic_forms1<fence_proxy_tensormap_sem::acquire, fence_proxy_tensormap_scope::sys> {
-    // fence.proxy.tensormap::generic.acquire.sys
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         asm volatile("fence.proxy.tensormap::generic.acquire.sys " "[%0], %1;" :  : "l"(addr), "n"(PtxgenT1::value) : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF, int PtxgenSize, class PtxgenA0>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `fence.proxy.tensormap::generic`: uni-directional proxy fence between the generic and the tensormap proxy (spec: spec/instructions/fence.yaml).
@@ -675,60 +429,37 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     const void* addr,
     imm_t<PtxgenSize> size
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is only allowed when sem = acquire");
     static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
                   "ptxgen: fence.proxy.tensormap::generic: operand size is only allowed when sem = acquire");
     static_assert(detail::fence_proxy_tensormap_ok_size(PtxgenSem, PtxgenScope, PtxgenSize),
                   "ptxgen: fence.proxy.tensormap::generic: immediate size is out of range for this form");
-    detail::fence_proxy_tensormap_generic_forms1<PtxgenSem, PtxgenScope>::run(addr, size);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+                         detail::fence_proxy_tensormap_generic_forms1<ptxgen_form, PtxgenSize>(addr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of fence_proxy_async_generic, one specialization each.
-template <fence_proxy_async_generic_sem PtxgenSem, fence_proxy_async_generic_restrict PtxgenRestrict, fence_proxy_async_generic_scope PtxgenScope>
-struct fence_proxy_async_generic_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 4 forms of fence_proxy_async_generic: form number * 256 + support class, by number.
+inline constexpr long long fence_proxy_async_generic_forms0_table[] = {
+    256, 2304, 2561, 2817,
 };
-template <>
-struct fence_proxy_async_generic_forms0<fence_proxy_async_generic_sem::acquire, fence_proxy_async_generic_restrict::shared_cluster, fence_proxy_async_generic_scope::cluster> {
-    // fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_async_generic_forms0<fence_proxy_async_generic_sem::release, fence_proxy_async_generic_restrict::shared_cta, fence_proxy_async_generic_scope::cluster> {
-    // fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_async_generic_forms0<fence_proxy_async_generic_sem::release, fence_proxy_async_generic_restrict::shared_cluster_read, fence_proxy_async_generic_scope::cta> {
-    // fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct fence_proxy_async_generic_forms0<fence_proxy_async_generic_sem::release, fence_proxy_async_generic_restrict::shared_cluster_read, fence_proxy_async_generic_scope::cluster> {
-    // fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cluster
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cluster" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `fence.proxy.async::generic`: uni-directional proxy fence between the generic and the async proxy, restricted to shared memory (spec: spec/instructions/fence.yaml).
@@ -743,52 +474,40 @@ struct fence_proxy_async_generic_forms0<fence_proxy_async_generic_sem::release, 
 template <fence_proxy_async_generic_sem PtxgenSem, fence_proxy_async_generic_restrict PtxgenRestrict, fence_proxy_async_generic_scope PtxgenScope>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::acquire))) || (((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cluster) && (PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: the .acquire form is .sync_restrict::shared::cluster.cluster");
     static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::release))) || (((PtxgenRestrict != fence_proxy_async_generic_restrict::shared_cluster))),
                   "ptxgen: fence.proxy.async::generic: the .release forms are .sync_restrict::shared::cta.cluster and .sync_restrict::shared::cluster::read");
     static_assert((!((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cta))) || (((PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: .sync_restrict::shared::cta needs .cluster");
-    detail::fence_proxy_async_generic_forms0<PtxgenSem, PtxgenRestrict, PtxgenScope>::run();
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope));
+    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_async_generic_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::fence_proxy_async_generic_forms0<ptxgen_form>());
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+                         detail::fence_proxy_async_generic_forms0<ptxgen_form>());
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of membar, one specialization each.
-template <membar_level_level PtxgenLevel>
-struct membar_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenLevel>,
-                      "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 3 forms of membar: form number * 256 + support class, by number.
+inline constexpr long long membar_forms0_table[] = {
+    0, 256, 512,
 };
-template <>
-struct membar_forms0<membar_level_level::cta> {
-    // membar.cta
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("membar.cta" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct membar_forms0<membar_level_level::gl> {
-    // membar.gl
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("membar.gl" ";" :  :  : "memory"));
-    }
-};
-template <>
-struct membar_forms0<membar_level_level::sys> {
-    // membar.sys
-    PTXGEN_PTX_DEVICE static void run() {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         asm volatile("membar.sys" ";" :  :  : "memory"));
-    }
-};
+// Their asm statements (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void membar_forms0();
 
 }  // namespace detail
+#endif
 
 /**
  * `membar`: memory barrier (old style) (spec: spec/instructions/fence.yaml).
@@ -801,7 +520,16 @@ struct membar_forms0<membar_level_level::sys> {
 template <membar_level_level PtxgenLevel>
 PTXGEN_PTX_DEVICE void membar(
 ) {
-    detail::membar_forms0<PtxgenLevel>::run();
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenLevel));
+    constexpr int ptxgen_class = detail::form_class(detail::membar_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+                         detail::membar_forms0<ptxgen_form>());
+    }
+#endif
 }
 
 /**
@@ -813,11 +541,18 @@ PTXGEN_PTX_DEVICE void membar(
  */
 PTXGEN_PTX_DEVICE void membar_proxy(
 ) {
+#if defined(__CUDA_ARCH__)
     // membar.proxy.alias
     PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
                      asm volatile("membar.proxy.alias" ";" :  :  : "memory"));
+#endif
 }
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+#include "fence.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_FENCE_HPP

@@ -195,505 +195,25 @@ struct stmatrix_r_length {
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of ldmatrix, one specialization each.
-template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans, ldmatrix_ss PtxgenSs>
-struct ldmatrix_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 54 forms of ldmatrix: form number * 256 + support class, by number.
+inline constexpr long long ldmatrix_forms0_table[] = {
+    0, 256, 513, 768, 1024, 1281, 6144, 6400,
+    6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
+    13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
+    23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
+    28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
+    41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
+    52226, 52482, 52738, 53762, 54018, 54274,
 };
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x1.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x1.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x1.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.b16 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x1, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x2.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x2.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x2.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x2, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x4.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x4.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n8.x4.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n8, ldmatrix_num::x4, ldmatrix_type::b16, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m16n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, true, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x1, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x2, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::none> {
-    // ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared> {
-    // ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b6x16_p32, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
-template <>
-struct ldmatrix_forms0<ldmatrix_shape::m8n16, ldmatrix_num::x4, ldmatrix_type::b8x16_b4x16_p64, false, ldmatrix_ss::shared_cta> {
-    // ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& d, PtxgenT1 p) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p) : "memory"));
-    }
-};
+// Their asm statements (ldmatrix.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p);
 
 }  // namespace detail
+#endif
 
 /**
  * `ldmatrix.sync.aligned`: warp-collective load of matrices from shared memory (spec: spec/instructions/ldmatrix.yaml).
@@ -714,6 +234,7 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     PtxgenElem0 (&d)[PtxgenLength0],
     detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
     static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || ((PtxgenTrans)),
@@ -725,265 +246,39 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    detail::ldmatrix_forms0<PtxgenShape, PtxgenNum, PtxgenType, PtxgenTrans, PtxgenSs>::run(d, p);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::ldmatrix_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of stmatrix, one specialization each.
-template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans, stmatrix_ss PtxgenSs>
-struct stmatrix_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenShape>,
-                      "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 27 forms of stmatrix: form number * 256 + support class, by number.
+inline constexpr long long stmatrix_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 3072, 3328,
+    3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
+    7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
+    17665, 17921, 18177,
 };
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x1.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x1.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x1.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x1.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.b16 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x1.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x1, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x2.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x2.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x2.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x2.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.b16 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x2.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x2, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x4.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x4.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, false, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x4.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m8n8.x4.trans.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.b16 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m8n8, stmatrix_num::x4, stmatrix_type::b16, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m16n8.x1.trans.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.b8 " "[%0], {%1};" :  : "l"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m16n8.x1.trans.shared.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x1, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8 " "[%0], {%1};" :  : "r"(p), "r"(r[0]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m16n8.x2.trans.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.b8 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m16n8.x2.trans.shared.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x2, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::none> {
-    // stmatrix.sync.aligned.m16n8.x4.trans.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.b8 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::shared> {
-    // stmatrix.sync.aligned.m16n8.x4.trans.shared.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
-template <>
-struct stmatrix_forms0<stmatrix_shape::m16n8, stmatrix_num::x4, stmatrix_type::b8, true, stmatrix_ss::shared_cta> {
-    // stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 p, const PtxgenT1& r) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         asm volatile("stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory"));
-    }
-};
+// Their asm statements (ldmatrix.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r);
 
 }  // namespace detail
+#endif
 
 /**
  * `stmatrix.sync.aligned`: warp-collective store of matrices to shared memory (spec: spec/instructions/ldmatrix.yaml).
@@ -1004,6 +299,7 @@ PTXGEN_PTX_DEVICE void stmatrix(
     detail::reg_t<detail::stmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p,
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
     static_assert((!((PtxgenShape == stmatrix_shape::m16n8))) || ((PtxgenTrans && (PtxgenType == stmatrix_type::b8))),
@@ -1011,7 +307,18 @@ PTXGEN_PTX_DEVICE void stmatrix(
     static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    detail::stmatrix_forms0<PtxgenShape, PtxgenNum, PtxgenType, PtxgenTrans, PtxgenSs>::run(p, r);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
+    constexpr int ptxgen_class = detail::form_class(detail::stmatrix_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::stmatrix_forms0<ptxgen_form>(p, r));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+                         detail::stmatrix_forms0<ptxgen_form>(p, r));
+    }
+#endif
 }
 
 /**
@@ -1035,5 +342,10 @@ struct stmatrix_operands {
 };
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+#include "ldmatrix.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_LDMATRIX_HPP

@@ -470,100 +470,20 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarri
 
 }  // namespace detail
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_init, one specialization each.
-template <mbarrier_init_layout PtxgenLayout, mbarrier_init_space PtxgenSpace>
-struct mbarrier_init_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenLayout>,
-                      "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 9 forms of mbarrier_init: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_init_forms0_table[] = {
+    0, 256, 513, 770, 1026, 1282, 1538, 1794,
+    2050,
 };
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::none, mbarrier_init_space::none> {
-    // mbarrier.init.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.init.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::none, mbarrier_init_space::shared> {
-    // mbarrier.init.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.init.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::none, mbarrier_init_space::shared_cta> {
-    // mbarrier.init.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.init.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v0, mbarrier_init_space::none> {
-    // mbarrier.init.layout::v0.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v0.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v0, mbarrier_init_space::shared> {
-    // mbarrier.init.layout::v0.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v0.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v0, mbarrier_init_space::shared_cta> {
-    // mbarrier.init.layout::v0.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v0.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v1, mbarrier_init_space::none> {
-    // mbarrier.init.layout::v1.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v1.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v1, mbarrier_init_space::shared> {
-    // mbarrier.init.layout::v1.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v1.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_init_forms0<mbarrier_init_layout::layout_v1, mbarrier_init_space::shared_cta> {
-    // mbarrier.init.layout::v1.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("mbarrier.init.layout::v1.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.init`: initialize an mbarrier object with an expected arrival count (spec: spec/instructions/mbarrier.yaml).
@@ -582,49 +502,37 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
     detail::reg_t<detail::mbarrier_init_type_addr(PtxgenLayout, PtxgenSpace, mbarrier_init_type::b64)> addr,
     std::uint32_t count
 ) {
-    detail::mbarrier_init_forms0<PtxgenLayout, PtxgenSpace>::run(addr, count);
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_init_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_inval, one specialization each.
-template <mbarrier_inval_space PtxgenSpace>
-struct mbarrier_inval_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSpace>,
-                      "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 3 forms of mbarrier_inval: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_inval_forms0_table[] = {
+    0, 256, 513,
 };
-template <>
-struct mbarrier_inval_forms0<mbarrier_inval_space::none> {
-    // mbarrier.inval.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.inval.b64 " "[%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_inval_forms0<mbarrier_inval_space::shared> {
-    // mbarrier.inval.shared.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.inval.shared.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_inval_forms0<mbarrier_inval_space::shared_cta> {
-    // mbarrier.inval.shared::cta.b64
-    template <class PtxgenT0>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.inval.shared::cta.b64 " "[%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void mbarrier_inval_forms0(PtxgenA0 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.inval`: invalidate an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -640,157 +548,35 @@ template <mbarrier_inval_space PtxgenSpace = mbarrier_inval_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_inval(
     detail::reg_t<detail::mbarrier_inval_type_addr(PtxgenSpace, mbarrier_inval_type::b64)> addr
 ) {
-    detail::mbarrier_inval_forms0<PtxgenSpace>::run(addr);
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_inval_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_inval_forms0<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_inval_forms0<ptxgen_form>(addr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_forms0_table[] = {
+    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+    5635, 7172, 7428, 7684, 8196, 8452, 8708,
 };
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -809,165 +595,52 @@ template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_ar
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_forms1_table[] = {
+    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+    5633, 7170, 7426, 7682, 8194, 8450, 8706,
 };
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -988,210 +661,47 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_forms2_table[] = {
+    0, 256, 513, 770, 4099, 4355, 4611, 4866,
+    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+    8196, 8452, 8708, 8964,
 };
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mbarrier.arrive.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mbarrier.arrive.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cta.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cta.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cta.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cluster.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cluster.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cluster.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cta.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cluster.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -1210,206 +720,49 @@ template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_ar
 PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms2_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_forms3_table[] = {
+    0, 256, 512, 769, 4097, 4353, 4609, 4865,
+    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+    8194, 8450, 8706, 8962,
 };
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.release.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.release.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.relaxed.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -1430,161 +783,42 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms3_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_expect_tx_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_expect_tx_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_expect_tx_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_expect_tx_forms0_table[] = {
+    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+    5632, 7169, 7425, 7681, 8193, 8449, 8705,
 };
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -1605,210 +839,44 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_expect_tx_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_expect_tx, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_expect_tx_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive_expect_tx: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_expect_tx_forms1_table[] = {
+    0, 256, 512, 768, 4096, 4352, 4608, 4864,
+    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+    8193, 8449, 8705, 8961,
 };
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.release.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -1829,80 +897,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_expect_tx_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_no_complete_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_no_complete_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
+    0, 256, 513, 4098, 4354, 4610,
 };
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.noComplete.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.noComplete.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.noComplete.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.noComplete.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.noComplete.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.noComplete.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -1923,6 +949,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -1931,78 +959,37 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_no_complete_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_no_complete, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_no_complete_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
+    0, 256, 513, 4098, 4354, 4610,
 };
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.noComplete.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mbarrier.arrive.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.noComplete.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("mbarrier.arrive.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.noComplete.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.noComplete.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared> {
-    // mbarrier.arrive.noComplete.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_no_complete_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cta> {
-    // mbarrier.arrive.noComplete.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2023,73 +1010,43 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
     std::uint32_t count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    detail::mbarrier_arrive_no_complete_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast_cluster_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_multicast_cluster_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_multicast_cluster_forms0_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2110,6 +1067,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -2118,69 +1077,31 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_form>(state, addr, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast_cluster_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_multicast_cluster_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2203,6 +1124,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -2211,114 +1134,32 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_multicast_cluster_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_form>(state, addr, count, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_multicast_cluster_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_multicast_cluster_forms2_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms2<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2339,118 +1180,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_multicast_cluster_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_form>(addr, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_multicast_cluster, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_multicast_cluster_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_multicast_cluster_forms3<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2473,73 +1234,37 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_multicast_cluster_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_form>(addr, count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_expect_tx_multicast_token, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_expect_tx_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms0_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms0<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2562,6 +1287,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -2570,114 +1297,32 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_form>(state, addr, tx_count, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_expect_tx_multicast, one specialization each.
-template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
-struct mbarrier_arrive_expect_tx_multicast_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_expect_tx_multicast: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms1_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::none, mbarrier_arrive_scope::none, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::release, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cta, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::none> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_expect_tx_multicast_forms1<mbarrier_arrive_sem::relaxed, mbarrier_arrive_scope::cluster, mbarrier_arrive_space::shared_cluster> {
-    // mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive`: arrive on an mbarrier object (optionally expecting transaction bytes) (spec: spec/instructions/mbarrier.yaml).
@@ -2700,163 +1345,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_expect_tx_multicast_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_form>(addr, tx_count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_forms0_table[] = {
+    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+    5635, 7172, 7428, 7684, 8196, 8452, 8708,
 };
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "%0, [%1];" : "=l"(state) : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "%0, [%1];" : "=l"(state) : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -2875,165 +1395,52 @@ template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, m
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
+    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+    5633, 7170, 7426, 7682, 8194, 8450, 8706,
 };
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3054,210 +1461,47 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_forms2_table[] = {
+    0, 256, 513, 770, 4099, 4355, 4611, 4866,
+    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+    8196, 8452, 8708, 8964,
 };
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cta.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cta.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cluster.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cluster.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "_, [%0];" :  : "l"(addr) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64 " "_, [%0];" :  : "r"(addr.value) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3276,206 +1520,49 @@ template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, m
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms2_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
+    0, 256, 512, 769, 4097, 4353, 4609, 4865,
+    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+    8194, 8450, 8706, 8962,
 };
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.release.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3496,161 +1583,42 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms3_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_expect_tx_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_expect_tx_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_arrive_drop_expect_tx_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_expect_tx_forms0_table[] = {
+    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+    5632, 7169, 7425, 7681, 8193, 8449, 8705,
 };
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3671,210 +1639,44 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_expect_tx_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_expect_tx, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_expect_tx_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 20 forms of mbarrier_arrive_drop_expect_tx: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_expect_tx_forms1_table[] = {
+    0, 256, 512, 768, 4096, 4352, 4608, 4864,
+    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+    8193, 8449, 8705, 8961,
 };
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3895,80 +1697,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::expect_tx, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    detail::mbarrier_arrive_drop_expect_tx_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_no_complete_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_no_complete_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
+    0, 256, 513, 4098, 4354, 4610,
 };
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.noComplete.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.noComplete.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.noComplete.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.noComplete.release.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.noComplete.release.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -3989,6 +1749,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -3997,78 +1759,37 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_no_complete_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_no_complete, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_no_complete_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
+    0, 256, 513, 4098, 4354, 4610,
 };
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.noComplete.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.noComplete.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.noComplete.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.noComplete.release.cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared> {
-    // mbarrier.arrive_drop.noComplete.release.cta.shared.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_no_complete_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cta> {
-    // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4089,73 +1810,43 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    detail::mbarrier_arrive_drop_no_complete_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast_cluster_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_multicast_cluster_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms0_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4176,6 +1867,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -4184,69 +1877,31 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_form>(state, addr, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast_cluster_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_multicast_cluster_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4269,6 +1924,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -4277,114 +1934,32 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_multicast_cluster_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_form>(state, addr, count, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_multicast_cluster_forms2 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms2_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms2<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4405,118 +1980,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_drop_multicast_cluster_forms2<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_form>(addr, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_multicast_cluster, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_multicast_cluster_forms3 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_multicast_cluster_forms3<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4539,73 +2034,37 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_drop_multicast_cluster_forms3<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_form>(addr, count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_expect_tx_multicast_token, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms0_table[] = {
+    0, 4096, 5120, 7168, 8192,
 };
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms0<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& state, PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4628,6 +2087,8 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+    std::uint64_t state{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -4636,114 +2097,32 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    std::uint64_t state{};
-    detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(state, addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_form>(state, addr, tx_count, cta_mask));
+    }
+#endif
     return state;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_arrive_drop_expect_tx_multicast, one specialization each.
-template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 10 forms of mbarrier_arrive_drop_expect_tx_multicast: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms1_table[] = {
+    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+    8192, 8960,
 };
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::release, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cta, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::none> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_arrive_drop_expect_tx_multicast_forms1<mbarrier_arrive_drop_sem::relaxed, mbarrier_arrive_drop_scope::cluster, mbarrier_arrive_drop_space::shared_cluster> {
-    // mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT1 addr, PtxgenT2 tx_count, PtxgenT3 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.arrive_drop`: arrive on an mbarrier object and drop out of later phases (spec: spec/instructions/mbarrier.yaml).
@@ -4766,136 +2145,38 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_form>(addr, tx_count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_expect_tx, one specialization each.
-template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope, mbarrier_expect_tx_space PtxgenSpace>
-struct mbarrier_expect_tx_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 12 forms of mbarrier_expect_tx: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_expect_tx_forms0_table[] = {
+    0, 256, 512, 768, 4096, 4352, 4608, 4864,
+    5120, 5376, 5632, 5888,
 };
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::shared> {
-    // mbarrier.expect_tx.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::shared_cta> {
-    // mbarrier.expect_tx.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::shared> {
-    // mbarrier.expect_tx.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::shared_cta> {
-    // mbarrier.expect_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::shared> {
-    // mbarrier.expect_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::shared_cta> {
-    // mbarrier.expect_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.expect_tx`: raise the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
@@ -4915,80 +2196,35 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     detail::reg_t<detail::mbarrier_expect_tx_type_addr(PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_expect_tx_multicast::none, mbarrier_expect_tx_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    detail::mbarrier_expect_tx_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_expect_tx_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_expect_tx_forms0<ptxgen_form>(addr, tx_count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_expect_tx_multicast_cluster, one specialization each.
-template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope, mbarrier_expect_tx_space PtxgenSpace>
-struct mbarrier_expect_tx_multicast_cluster_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_expect_tx_multicast_cluster_forms0_table[] = {
+    0, 768, 4096, 4864, 5120, 5888,
 };
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::none, mbarrier_expect_tx_scope::none, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cta, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::none> {
-    // mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_expect_tx_multicast_cluster_forms0<mbarrier_expect_tx_sem::relaxed, mbarrier_expect_tx_scope::cluster, mbarrier_expect_tx_space::shared_cluster> {
-    // mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.expect_tx`: raise the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
@@ -5010,136 +2246,38 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    detail::mbarrier_expect_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_form>(addr, tx_count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_complete_tx, one specialization each.
-template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope, mbarrier_complete_tx_space PtxgenSpace>
-struct mbarrier_complete_tx_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 12 forms of mbarrier_complete_tx: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_complete_tx_forms0_table[] = {
+    0, 256, 512, 768, 4096, 4352, 4608, 4864,
+    5120, 5376, 5632, 5888,
 };
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::shared> {
-    // mbarrier.complete_tx.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::shared_cta> {
-    // mbarrier.complete_tx.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::shared> {
-    // mbarrier.complete_tx.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::shared_cta> {
-    // mbarrier.complete_tx.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.relaxed.cta.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.b64 " "[%0], %1;" :  : "l"(addr), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::shared> {
-    // mbarrier.complete_tx.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::shared_cta> {
-    // mbarrier.complete_tx.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.complete_tx`: lower the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
@@ -5159,80 +2297,35 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     detail::reg_t<detail::mbarrier_complete_tx_type_addr(PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_complete_tx_multicast::none, mbarrier_complete_tx_type::b64)> addr,
     std::uint32_t tx_count
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    detail::mbarrier_complete_tx_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_complete_tx_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_complete_tx_forms0<ptxgen_form>(addr, tx_count));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_complete_tx_multicast_cluster, one specialization each.
-template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope, mbarrier_complete_tx_space PtxgenSpace>
-struct mbarrier_complete_tx_multicast_cluster_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_complete_tx_multicast_cluster_forms0_table[] = {
+    0, 768, 4096, 4864, 5120, 5888,
 };
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::none, mbarrier_complete_tx_scope::none, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cta, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::none> {
-    // mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
-template <>
-struct mbarrier_complete_tx_multicast_cluster_forms0<mbarrier_complete_tx_sem::relaxed, mbarrier_complete_tx_scope::cluster, mbarrier_complete_tx_space::shared_cluster> {
-    // mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0 addr, PtxgenT1 tx_count, PtxgenT2 cta_mask) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.complete_tx`: lower the tx-count of the current phase (spec: spec/instructions/mbarrier.yaml).
@@ -5254,163 +2347,38 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     std::uint32_t tx_count,
     std::uint32_t cta_mask
 ) {
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    detail::mbarrier_complete_tx_multicast_cluster_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(addr, tx_count, cta_mask);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_form>(addr, tx_count, cta_mask));
+    }
+#endif
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_test_wait, one specialization each.
-template <mbarrier_test_wait_sem PtxgenSem, mbarrier_test_wait_scope PtxgenScope, mbarrier_test_wait_space PtxgenSpace>
-struct mbarrier_test_wait_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_test_wait: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_forms0_table[] = {
+    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+    4355, 5380, 5636, 5892, 6148, 6404, 6660,
 };
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -5431,163 +2399,50 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
     detail::reg_t<detail::mbarrier_test_wait_type_addr(false, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
     std::uint64_t state
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_test_wait_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, state);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_test_wait_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    }
+#endif
     return wait_complete != 0;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_test_wait_parity, one specialization each.
-template <mbarrier_test_wait_sem PtxgenSem, mbarrier_test_wait_scope PtxgenScope, mbarrier_test_wait_space PtxgenSpace>
-struct mbarrier_test_wait_parity_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_test_wait_parity: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_parity_forms0_table[] = {
+    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+    4355, 5380, 5636, 5892, 6148, 6404, 6660,
 };
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.parity.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.parity.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::none, mbarrier_test_wait_scope::none, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.parity.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.parity.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.parity.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.parity.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.parity.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::acquire, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.parity.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.parity.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cta, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::none> {
-    // mbarrier.test_wait.parity.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared> {
-    // mbarrier.test_wait.parity.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_test_wait_parity_forms0<mbarrier_test_wait_sem::relaxed, mbarrier_test_wait_scope::cluster, mbarrier_test_wait_space::shared_cta> {
-    // mbarrier.test_wait.parity.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -5608,163 +2463,50 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
     detail::reg_t<detail::mbarrier_test_wait_type_addr(true, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
     std::uint32_t phase_parity
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_test_wait_parity_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, phase_parity);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 4) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    }
+#endif
     return wait_complete != 0;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_try_wait, one specialization each.
-template <mbarrier_try_wait_sem PtxgenSem, mbarrier_try_wait_scope PtxgenScope, mbarrier_try_wait_space PtxgenSpace>
-struct mbarrier_try_wait_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_forms0_table[] = {
+    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+    4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -5785,163 +2527,44 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
     detail::reg_t<detail::mbarrier_try_wait_type_addr(false, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint64_t state
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_try_wait_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, state);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+    }
+#endif
     return wait_complete != 0;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_try_wait, one specialization each.
-template <mbarrier_try_wait_sem PtxgenSem, mbarrier_try_wait_scope PtxgenScope, mbarrier_try_wait_space PtxgenSpace>
-struct mbarrier_try_wait_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_forms1_table[] = {
+    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+    4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.acquire.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 state, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -5964,163 +2587,44 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
     std::uint64_t state,
     std::uint32_t suspend_time_hint
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_try_wait_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, state, suspend_time_hint);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+    }
+#endif
     return wait_complete != 0;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_try_wait_parity, one specialization each.
-template <mbarrier_try_wait_sem PtxgenSem, mbarrier_try_wait_scope PtxgenScope, mbarrier_try_wait_space PtxgenSpace>
-struct mbarrier_try_wait_parity_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_forms0_table[] = {
+    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+    4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms0<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -6141,163 +2645,44 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
     detail::reg_t<detail::mbarrier_try_wait_type_addr(true, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint32_t phase_parity
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_try_wait_parity_forms0<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, phase_parity);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+    }
+#endif
     return wait_complete != 0;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_try_wait_parity, one specialization each.
-template <mbarrier_try_wait_sem PtxgenSem, mbarrier_try_wait_scope PtxgenScope, mbarrier_try_wait_space PtxgenSpace>
-struct mbarrier_try_wait_parity_forms1 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenSem>,
-                      "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_forms1_table[] = {
+    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+    4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::none, mbarrier_try_wait_scope::none, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.acquire.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.acquire.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.acquire.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.acquire.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::acquire, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.relaxed.cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.relaxed.cta.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cta, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::none> {
-    // mbarrier.try_wait.parity.relaxed.cluster.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared> {
-    // mbarrier.try_wait.parity.relaxed.cluster.shared.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
-template <>
-struct mbarrier_try_wait_parity_forms1<mbarrier_try_wait_sem::relaxed, mbarrier_try_wait_scope::cluster, mbarrier_try_wait_space::shared_cta> {
-    // mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& wait_complete, PtxgenT1 addr, PtxgenT2 phase_parity, PtxgenT3 suspend_time_hint) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory"));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -6320,12 +2705,27 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
     std::uint32_t phase_parity,
     std::uint32_t suspend_time_hint
 ) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    std::uint32_t wait_complete{};
-    detail::mbarrier_try_wait_parity_forms1<PtxgenSem, PtxgenScope, PtxgenSpace>::run(wait_complete, addr, phase_parity, suspend_time_hint);
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+    } else if constexpr (ptxgen_class == 1) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+    }
+#endif
     return wait_complete != 0;
 }
 
@@ -6342,79 +2742,27 @@ PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
     [[maybe_unused]] std::uint64_t state
 ) {
     std::uint32_t count{};
+#if defined(__CUDA_ARCH__)
     // mbarrier.pending_count.b64
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("mbarrier.pending_count.b64 " "%0, %1;" : "=r"(count) : "l"(state)));
+#endif
     return count;
 }
 
+#if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The forms of mbarrier_check_layout, one specialization each.
-template <mbarrier_check_layout_layout PtxgenLayout, mbarrier_check_layout_space PtxgenSpace>
-struct mbarrier_check_layout_forms0 {
-    template <class... PtxgenT>
-    PTXGEN_PTX_DEVICE static void run(const PtxgenT&...) {
-        static_assert(dependent_false<PtxgenLayout>,
-                      "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-    }
+// The 6 forms of mbarrier_check_layout: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_check_layout_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280,
 };
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mbarrier_check_layout_space::none> {
-    // mbarrier.check_layout.layout::v0.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr)));
-    }
-};
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mbarrier_check_layout_space::shared> {
-    // mbarrier.check_layout.layout::v0.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.shared.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
-    }
-};
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v0, mbarrier_check_layout_space::shared_cta> {
-    // mbarrier.check_layout.layout::v0.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v0.shared::cta.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
-    }
-};
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mbarrier_check_layout_space::none> {
-    // mbarrier.check_layout.layout::v1.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr)));
-    }
-};
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mbarrier_check_layout_space::shared> {
-    // mbarrier.check_layout.layout::v1.shared.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.shared.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
-    }
-};
-template <>
-struct mbarrier_check_layout_forms0<mbarrier_check_layout_layout::layout_v1, mbarrier_check_layout_space::shared_cta> {
-    // mbarrier.check_layout.layout::v1.shared::cta.b64
-    template <class PtxgenT0, class PtxgenT1>
-    PTXGEN_PTX_DEVICE static void run(PtxgenT0& p, PtxgenT1 addr) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.check_layout.layout::v1.shared::cta.b64 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value)));
-    }
-};
+// Their asm statements (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr);
 
 }  // namespace detail
+#endif
 
 /**
  * `mbarrier.check_layout`: test whether an mbarrier object has a given layout (PTX ISA 9.3) (spec: spec/instructions/mbarrier.yaml).
@@ -6433,10 +2781,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
     detail::reg_t<detail::mbarrier_check_layout_type_addr(PtxgenLayout, PtxgenSpace, mbarrier_check_layout_type::b64)> addr
 ) {
     std::uint32_t p{};
-    detail::mbarrier_check_layout_forms0<PtxgenLayout, PtxgenSpace>::run(p, addr);
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_check_layout_forms0_table, ptxgen_form);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_check_layout_forms0<ptxgen_form>(p, addr));
+    }
+#endif
     return p != 0;
 }
 
 }  // namespace ptxgen::ptx
+
+// The asm statements of the forms: only in device passes whose target may have one.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
+#include "mbarrier.forms.hpp"
+#endif
 
 #endif  // PTXGEN_PTX_MBARRIER_HPP
