@@ -1344,6 +1344,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.6",
                         },
                     ],
+                    "deviations": [
+                        {
+                            "id": "acquire-release-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"sem": ["acquire", "release"]},
+                            "replaces": ["acquire-release"],
+                        },
+                    ],
                     "wrappers": [
                         {"name": "fence", "when": {"restrict": "none"}},
                         {

@@ -379,6 +379,8 @@ class Gate:
     description: str = ""
     # A deviation: a gate that only the ptxas of these toolkits applies (the ISA does not).
     toolkits: tuple[str, ...] = ()
+    # A deviation that accepts more: the ISA's gates these toolkits do not apply.
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -671,7 +673,9 @@ class Instruction:
         used = []
         gates = list(self.gates)
         if toolkit is not None:
-            gates += [d for d in self.deviations if toolkit in d.toolkits]
+            mine = [d for d in self.deviations if toolkit in d.toolkits]
+            dropped = {r for d in mine if d.when(form) for r in d.replaces}
+            gates = [g for g in gates if g.id not in dropped] + mine
         comb = self.combination_of(form) if self.combinations else None
         if comb is not None and comb.gate is not None:
             gates.insert(0, comb.gate)
@@ -828,7 +832,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
     gates = tuple(gate(g["id"], g, Condition.build(g["when"])) for g in raw.get("gates", ()))
     deviations = tuple(
         dataclasses.replace(gate(d["id"], d, Condition.build(d["when"])),
-                            toolkits=tuple(d["toolkits"]))
+                            toolkits=tuple(d["toolkits"]), replaces=tuple(d.get("replaces", ())))
         for d in raw.get("deviations", ()))
     wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
     clob = raw.get("clobbers", {})
