@@ -72,6 +72,13 @@ def _build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
                         help=f"{what} as of this PTX ISA version (a version the spec lists)")
 
+    def select_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument("--select", metavar="PATTERN",
+                        help=f"{what} C++ wrappers that compile only the forms whose PTX "
+                             "opcode this regular expression matches (re.search), e.g. "
+                             "'m64n(128|256)k16\\.f32\\.bf16'; the other forms are "
+                             "a static_assert naming the selection")
+
     def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
         sp.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
@@ -79,12 +86,14 @@ def _build_parser() -> argparse.ArgumentParser:
     spec_arg(g)
     out_arg(g)
     view_arg(g, "generate the spec")
+    select_arg(g, "generate")
     json_arg(g, "the written files")
     c = sub.add_parser("check", help="exit 1 if the output folder differs from what "
                                      "generate would write")
     spec_arg(c)
     out_arg(c)
     view_arg(c, "compare with the spec")
+    select_arg(c, "compare with")
     c.add_argument("--full", action="store_true",
                    help="always render and compare (ignore the manifest's input digest)")
     json_arg(c, "the differences")
@@ -96,6 +105,9 @@ def _build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("encode", help="encode a descriptor from FIELD=VALUE pairs")
     e.add_argument("descriptor", metavar="DESCRIPTOR")
     e.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
+    e.add_argument("--target", metavar="TARGET", help="the layout for this SM target (such "
+                   "as sm_107a) as of --ptx-isa (default: the newest); without it the "
+                   "baseline tables")
     e.add_argument("fields", nargs="*", metavar="FIELD=VALUE")
     json_arg(e, "the word and its fields")
     view_arg(e, "refuse a descriptor or kind that does not exist")
@@ -103,6 +115,9 @@ def _build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("decode", help="decode a descriptor word")
     d.add_argument("descriptor", metavar="DESCRIPTOR")
     d.add_argument("--kind", metavar="KIND", help="MMA kind (instr_desc only)")
+    d.add_argument("--target", metavar="TARGET", help="the layout for this SM target (such "
+                   "as sm_107a) as of --ptx-isa (default: the newest); without it the "
+                   "baseline tables")
     d.add_argument("word", metavar="HEX")
     json_arg(d, "the fields")
     view_arg(d, "refuse a descriptor or kind that does not exist")
@@ -178,13 +193,54 @@ def _descriptor_class(name: str, kind: str | None) -> Any:
         raise UsageError(f"--kind: {name} needs --kind; allowed: "
                          + ", ".join(str(k) for k in kinds))
     if kind not in kinds:
-        raise UsageError(f"--kind: unknown kind {kind!r} for {name}{_mean(kind, kinds)}; "
-                         "allowed: " + ", ".join(str(k) for k in kinds))
+        from ptxgen.isa import VARIANTS
+
+        later = next((f" (.kind::{kind} exists only on {', '.join(targets)} from PTX ISA "
+                      f"{since}: add --target {targets[0]})"
+                      for _, since, targets, classes in VARIANTS.get(name, ())
+                      if kind in classes), None)
+        raise UsageError(f"--kind: unknown kind {kind!r} for {name}"
+                         f"{later or _mean(kind, kinds)}; allowed: "
+                         + ", ".join(str(k) for k in kinds))
     return kinds[kind]
 
 
+def _class_for(args: Any) -> Any:
+    """The class ``encode`` / ``decode`` use: the baseline one, or with --target the
+    layout of that target as of --ptx-isa."""
+    target = getattr(args, "target", None)
+    if target is None:
+        cls = _descriptor_class(args.descriptor, args.kind)
+        _available(args, cls.DESCRIPTOR, cls.KIND)
+        return cls
+    from ptxgen.isa import DESCRIPTORS, UnavailableError, descriptor_class
+
+    if args.descriptor not in DESCRIPTORS:
+        _descriptor_class(args.descriptor, args.kind)  # raises the usual message
+    if None in DESCRIPTORS[args.descriptor] and args.kind is not None:
+        raise UsageError(f"--kind: {args.descriptor} has no MMA kinds; leave --kind out")
+    from ptxgen.model.versions import ViewError, check_descriptor_at
+
+    try:
+        check_descriptor_at(_spec_dir(args), getattr(args, "ptx_isa", None), args.descriptor,
+                            args.kind, target)
+    except ViewError as exc:
+        raise UsageError(str(exc)) from None
+    if args.kind is None and None not in DESCRIPTORS[args.descriptor]:
+        raise UsageError(f"--kind: {args.descriptor} needs --kind")
+    try:
+        return descriptor_class(args.descriptor, args.kind, target, getattr(args, "ptx_isa", None))
+    except UnavailableError as exc:
+        raise UsageError(f"--kind: {exc.value!r} does not exist for {exc.owner}; allowed: "
+                         f"{exc.allowed}") from None
+    except KeyError:
+        _descriptor_class(args.descriptor, args.kind)  # raises the usual message
+        raise
+
+
 def _where(cls: Any) -> str:
-    return f"{cls.DESCRIPTOR} --kind {cls.KIND}" if cls.KIND else str(cls.DESCRIPTOR)
+    where = f"{cls.DESCRIPTOR} --kind {cls.KIND}" if cls.KIND else str(cls.DESCRIPTOR)
+    return where + (f" ({cls.VARIANT} layout)" if getattr(cls, "VARIANT", None) else "")
 
 
 def _parse_int(text: str) -> int:
@@ -228,8 +284,7 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
 
 
 def _encode(args: Any) -> int:
-    cls = _descriptor_class(args.descriptor, args.kind)
-    _available(args, cls.DESCRIPTOR, cls.KIND)
+    cls = _class_for(args)
     specs = {f.name: f for f in cls.FIELDS}
     values: dict[str, int] = {}
     for item in args.fields:
@@ -237,6 +292,9 @@ def _encode(args: Any) -> int:
         if not sep:
             raise UsageError(f"{item!r}: expected FIELD=VALUE")
         if name not in specs:
+            later = _later_field(cls, name)
+            if later:
+                raise UsageError(f"{_where(cls)}: {name}: {later}")
             raise UsageError(f"{_where(cls)}: unknown field {name!r}{_mean(name, specs)}; "
                              "fields: " + ", ".join(specs))
         if name in values:
@@ -268,6 +326,19 @@ def _encode(args: Any) -> int:
     return EXIT_OK
 
 
+def _later_field(cls: Any, name: str) -> str | None:
+    """Where a field the class lacks exists (a newer layout of the descriptor), or None."""
+    from ptxgen.isa import VARIANTS
+
+    for variant, since, targets, classes in VARIANTS.get(cls.DESCRIPTOR, ()):
+        other: Any = classes.get(cls.KIND)
+        if other is not None and other is not cls and \
+                any(f.name == name for f in other.FIELDS):
+            return (f"exists only on {', '.join(targets)} from PTX ISA {since} (the {variant} "
+                    f"layout): add --target {targets[0]}")
+    return None
+
+
 def _construct(cls: Any, values: dict[str, int], given: set[str]) -> Any:
     from ptxgen.isa import DescriptorError
 
@@ -287,13 +358,27 @@ def _decode_word(cls: Any, word: int) -> Any:
     try:
         return cls.decode(word)
     except DescriptorError as exc:
+        hint = ""
+        if getattr(cls, "VARIANT", None) is None:
+            from ptxgen.isa import VARIANTS
+
+            for variant, since, targets, classes in VARIANTS.get(cls.DESCRIPTOR, ()):
+                other: Any = classes.get(cls.KIND)
+                try:
+                    other.decode(word) if other is not None else None
+                except DescriptorError:
+                    continue
+                if other is not None:
+                    hint = (f" (the word is valid in the {variant} layout of "
+                            f"{', '.join(targets)} from PTX ISA {since}: add --target "
+                            f"{targets[0]})")
+                    break
         raise UsageError(f"{_where(cls)}: {exc.field}: {exc.value} is not allowed; "
-                         f"allowed: {exc.allowed}") from None
+                         f"allowed: {exc.allowed}{hint}") from None
 
 
 def _decode(args: Any) -> int:
-    cls = _descriptor_class(args.descriptor, args.kind)
-    _available(args, cls.DESCRIPTOR, cls.KIND)
+    cls = _class_for(args)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     from ptxgen.isa._runtime import spelled_fields
 
@@ -398,9 +483,11 @@ def _spec_failure(exc: Any, as_json: bool) -> int:
 
 def _pipeline(args: Any) -> int:
     import json
+    import shlex
 
     from ptxgen import pipeline
     from ptxgen.errors import SpecError
+    from ptxgen.model.selection import SelectionError
     from ptxgen.model.versions import ViewError
     from ptxgen.write import OutputRefused
 
@@ -423,7 +510,7 @@ def _pipeline(args: Any) -> int:
         out = _out_dir(args, spec)
         if args.command == "generate":
             try:
-                files = pipeline.generate(spec, out, view)
+                files = pipeline.generate(spec, out, view, args.select)
             except OutputRefused as exc:
                 raise UsageError(f"--out {exc}; nothing written") from None
             except OSError as exc:
@@ -437,10 +524,10 @@ def _pipeline(args: Any) -> int:
             else:
                 print(f"wrote {len(files)} files to {out.as_posix()}{shown}")
             return EXIT_OK
-        diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view)
+        diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view, select=args.select)
     except SpecError as exc:
         return _spec_failure(exc, args.json)
-    except ViewError as exc:
+    except (ViewError, SelectionError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps({"ok": not diffs, "differences": [
@@ -449,7 +536,11 @@ def _pipeline(args: Any) -> int:
         for status, path in diffs:
             print(f"{(out / path).as_posix()}: {status}")
         if diffs:
-            again = f" --ptx-isa {view} --out {out.as_posix()}" if view else ""
+            again = f" --ptx-isa {view}" if view else ""
+            if args.select is not None:
+                again += f" --select {shlex.quote(args.select)}"
+            if again:
+                again += f" --out {out.as_posix()}"
             print(f"ptxgen: {out.as_posix()} is out of date{shown} ({len(diffs)} file(s)); run "
                   f"'ptxgen generate{again}'", file=sys.stderr)
     return EXIT_DIFF if diffs else EXIT_OK
@@ -550,7 +641,7 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
     opts: dict[str, str] = {}
     flags: set[str] = set()
     positional: list[str] = []
-    takes_value = {"encode": {"--kind"}, "decode": {"--kind"},
+    takes_value = {"encode": {"--kind", "--target"}, "decode": {"--kind", "--target"},
                    "zero-column-mask": {"--m", "--n"}}[command]
     i = 0
     while i < len(rest):
@@ -570,12 +661,12 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
         if not positional:
             return None
         return _Args(command=command, descriptor=positional[0], kind=opts.get("--kind"),
-                     fields=positional[1:], json=json_out)
+                     target=opts.get("--target"), fields=positional[1:], json=json_out)
     if command == "decode":
         if len(positional) != 2:
             return None
         return _Args(command=command, descriptor=positional[0], kind=opts.get("--kind"),
-                     word=positional[1], json=json_out)
+                     target=opts.get("--target"), word=positional[1], json=json_out)
     if len(positional) != 1 or set(opts) != {"--m", "--n"}:
         return None
     try:

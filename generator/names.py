@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Sequence
 from functools import cache
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -72,7 +73,10 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
             word_type word_bits reserved_mask fixed_mask fixed_value descriptor_name kind_name
             field_name validate encode encode_unchecked encode_checked decode decode_unchecked
             decode_checked check_word check_word_ masks masks_checked masks_ check names d v w
+            variant_name variant_targets since_ptx_isa
             """.split()},
+        "later": ("python", "the parameter of a baseline descriptor constructor that "
+                            "collects the fields of a newer layout (to refuse them by name)"),
         **{n: ("python, c++", "a member of the generated descriptor classes and structs")
            for n in ("encode", "decode", "masks")},
         **{n: ("c++", "a member of Field, the field ids of the descriptor structs")
@@ -95,6 +99,8 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
         **{n: ("python", "a name the generated descriptor modules import")
            for n in ("IntEnum", "ClassVar", "FieldSpec", "ShapeTable", "DescriptorError")},
         "DESCRIPTORS": ("python", "the registry of the package ptxgen.isa"),
+        "VARIANTS": ("python", "the registry of layout variants of the package ptxgen.isa"),
+        "UnavailableError": ("python", "a name the generated descriptor modules import"),
         **{n: ("c++", "a type of namespace ptxgen (include/ptxgen/core.hpp)")
            for n in ("Errc", "Status", "Result")},
         "ZeroColumnMasks": ("c++", "the result type of ZeroColumnMaskDesc::masks"),
@@ -157,6 +163,72 @@ def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
             return (f"{name!r} is reserved: its enum class {camel(name)} is a member of every "
                     "generated descriptor struct (c++)")
     return None
+
+
+#: Helper families of an instruction in namespace ptxgen::ptx::detail (the C++ emitter,
+#: generator/emit/cpp/wrappers.py): ``<id>_count_<operand>``, ``<id>_type_<operand>``,
+#: ``<id>_ok_<operand>[_<element>]``, ``<id>_derive_<qualifier>``.
+INSTRUCTION_HELPER_WORDS = ("count", "type", "ok", "derive")
+
+
+def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
+                            operands: Sequence[str], wrappers: Sequence[str],
+                            overloads: Sequence[str] = ("",)
+                            ) -> list[tuple[str, str, bool, str]]:
+    """The identifiers generated for one instruction, as (language, name, prefix, what):
+    ``prefix`` means a family of names that start with ``name``. Instruction ids and
+    wrapper names share the namespaces ptxgen::ptx (C++) and ptxgen.isa.ptx (Python),
+    so two instructions must not generate the same name. ``overloads``: the suffixes of a
+    wrapper's overloads by operand choice (``_regs``, ``_tmem``: the concatenated
+    ``suffix`` of one alternative per choice operand). ``mma`` with a qualifier
+    ``sp_shape`` and ``mma_sp`` with a qualifier ``shape`` would both make
+    ``enum class mma_sp_shape`` (:func:`identifier_clashes`).
+    tests/test_reserved_names.py checks this list against the rendered header."""
+    out = [("python", ins_id, False, "its builder function")]
+    out += [("c++", f"{ins_id}_{q}", False, f"the enum of its qualifier {q}")
+            for q in enum_qualifiers]
+    for op in operands:
+        out += [("c++", f"{ins_id}_{op}_{tail}", False, f"a check of its operand {op}")
+                for tail in ("length", "element_type", "problem")]
+    out += [("c++", f"{ins_id}_{w}_", True, f"its helpers {ins_id}_{w}_*")
+            for w in INSTRUCTION_HELPER_WORDS]
+    for w in wrappers:
+        for o in dict.fromkeys(f"{w}{s}" for s in overloads):
+            out += [("c++", o, False, f"its wrapper {o}"),
+                    ("c++", f"{o}_operands", False, f"the operand types of its wrapper {o}")]
+        out += [("c++", f"{w}_forms", True, f"the form tables {w}_forms<N> of its wrapper"),
+                ("c++", f"ptxgen_unsupported_target_{w}_is_only_on_", True,
+                 f"the unsupported-target functions of its wrapper {w}")]
+    return out
+
+
+def identifier_clashes(owners: Sequence[tuple[str, list[tuple[str, str, bool, str]]]]
+                       ) -> list[tuple[int, int, str]]:
+    """For identifiers made by :func:`instruction_identifiers` (one list per owner, in
+    order), the clashes: (index of the later owner, index of the earlier one, message).
+    Two
+    names clash when they are equal, or one is a family (a prefix) that the other name or
+    family starts with."""
+    seen: list[tuple[int, str, str, bool, str]] = []
+    out: list[tuple[int, int, str]] = []
+    for k, (owner, names_) in enumerate(owners):
+        found: tuple[int, str] | None = None
+        for lang, name, prefix, what in names_:
+            for j, lang2, name2, prefix2, what2 in seen:
+                if lang != lang2:
+                    continue
+                if (name == name2 or (prefix2 and name.startswith(name2))
+                        or (prefix and name2.startswith(name))):
+                    found = (j, f"instruction id {owner!r}: {name}{'*' if prefix else ''} "
+                                f"({what}, {lang}) clashes with {name2}"
+                                f"{'*' if prefix2 else ''} ({what2}) of {owners[j][0]!r}")
+                    break
+            if found:
+                break
+            seen.append((k, lang, name, prefix, what))
+        if found:
+            out.append((k, *found))
+    return out
 
 
 class ReservedNameError(ValueError):

@@ -15,6 +15,7 @@ from ptxgen.errors import SpecError
 from ptxgen.load import Document, load_spec_dir_partial
 from ptxgen.model import Spec, build_model, versions
 from ptxgen.model.checks import check_model
+from ptxgen.model.selection import with_selection
 from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
@@ -45,15 +46,18 @@ def model_of(docs: list[Document], ptx_isa: str | None = None) -> Spec:
     return spec if ptx_isa is None else versions.at(spec, ptx_isa)
 
 
-def render(spec_dir: Path, ptx_isa: str | None = None) -> Files:
-    """Every output file, the manifest included, as bytes keyed by relative path."""
-    files = render_all(load_model(spec_dir, ptx_isa))
-    files[manifest.NAME] = manifest.build(files, manifest.input_digest(spec_dir, ptx_isa),
-                                          ptx_isa)
+def render(spec_dir: Path, ptx_isa: str | None = None, select: str | None = None) -> Files:
+    """Every output file, the manifest included, as bytes keyed by relative path. With
+    ``select``, the C++ wrappers compile only the forms it selects
+    (:mod:`ptxgen.model.selection`; SelectionError when it selects none)."""
+    files = render_all(with_selection(load_model(spec_dir, ptx_isa), select))
+    files[manifest.NAME] = manifest.build(
+        files, manifest.input_digest(spec_dir, ptx_isa, select), ptx_isa, select)
     return files
 
 
-def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None) -> Files:
+def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None,
+             select: str | None = None) -> Files:
     """Render everything in memory first; write (atomically) only if that succeeded.
 
     Raises :class:`ptxgen.write.OutputRefused` (before rendering, and again before
@@ -61,13 +65,13 @@ def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None) -> Files
     """
     cwd = Path.cwd()
     check_output(out_dir, protect=(spec_dir,), cwd=cwd)
-    files = render(spec_dir, ptx_isa)
+    files = render(spec_dir, ptx_isa, select)
     write_tree(out_dir, files, protect=(spec_dir,), cwd=cwd)
     return files
 
 
 def check(spec_dir: Path, out_dir: Path, *, full: bool = False,
-          ptx_isa: str | None = None) -> list[tuple[str, str]]:
+          ptx_isa: str | None = None, select: str | None = None) -> list[tuple[str, str]]:
     """(status, path) of every output file that differs from what generate would write.
 
     Unless ``full``, the manifest answers without rendering when no input changed
@@ -76,7 +80,7 @@ def check(spec_dir: Path, out_dir: Path, *, full: bool = False,
     """
     if not full:
         have = existing_files(out_dir)
-        quick = manifest.quick_diff(out_dir, spec_dir, have, ptx_isa)
+        quick = manifest.quick_diff(out_dir, spec_dir, have, ptx_isa, select)
         if quick is not None:
             return quick
-    return diff_tree(out_dir, render(spec_dir, ptx_isa))
+    return diff_tree(out_dir, render(spec_dir, ptx_isa, select))

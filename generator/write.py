@@ -9,20 +9,31 @@ folder inside the spec folder or one that holds it (the repository root, any fol
 above the spec), or the current folder or one above it. A refusal
 (:class:`OutputRefused`) says why, and nothing has been written.
 
-All files are then written into a fresh temporary folder next to the output folder;
-only when every file is on disk is the old folder renamed away and the new one
-renamed into place (both renames are atomic on POSIX). If anything fails, or the
-user interrupts, before the swap, the previous output is untouched and the
-temporary folder is removed; SIGINT/SIGTERM/SIGHUP are held back during the swap
+All files are then written into a fresh temporary folder next to the output folder
+(``.NAME.new-PID-*``); only when every file is on disk is it swapped with the old
+folder: on Linux in one atomic ``renameat2(RENAME_EXCHANGE)``, elsewhere by renaming
+the old folder away (``.NAME.old-PID-*``) and the new one into place. If anything
+fails, or the user interrupts, before the swap, the previous output is untouched and
+the temporary folder is removed; SIGINT/SIGTERM/SIGHUP are held back during the swap
 and the clean-up, so an interrupt leaves either the old folder or the new one and no
 ``.NAME.new-*`` / ``.NAME.old-*`` folder behind. Parent folders that had to be
 created are removed again when the write fails.
+
+A process killed outright (SIGKILL, a crash, a power cut of the process) cannot
+clean up: it leaves the previous output intact (or, killed after the swap, the new
+one) and at most its temporary ``.NAME.new-PID-*`` / ``.NAME.old-PID-*`` folder
+next to it. The next write into the same folder removes such debris of processes
+that no longer run (:func:`clean_debris`); where the non-atomic fallback was cut
+between its two renames, it first puts the old folder back.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -156,27 +167,97 @@ def _make_parents(parent: Path, created: list[Path]) -> None:
         created.insert(0, folder)
 
 
+_DEBRIS = re.compile(r"^\.(?P<name>.+)\.(?P<kind>new|old)-(?P<pid>\d+)-[A-Za-z0-9_]+$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def clean_debris(out_dir: Path) -> list[Path]:
+    """Remove the temporary folders that killed writes of ``out_dir`` left next to it
+    (``.NAME.new-PID-*``, ``.NAME.old-PID-*`` of processes that no longer run); if
+    ``out_dir`` is missing and such an old folder exists (a non-atomic swap cut between
+    its renames), rename the newest back first. Returns what was removed or restored."""
+    parent = out_dir.parent
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return []
+    dead: list[tuple[str, Path]] = []
+    for p in entries:
+        m = _DEBRIS.match(p.name)
+        if (m is None or m.group("name") != out_dir.name or p.is_symlink()
+                or not p.is_dir() or _alive(int(m.group("pid")))):
+            continue
+        dead.append((m.group("kind"), p))
+    touched: list[Path] = []
+    olds = sorted((p for kind, p in dead if kind == "old"), key=lambda p: p.stat().st_mtime)
+    if olds and not out_dir.exists() and _manifest_files(olds[-1]) is not None:
+        os.rename(olds[-1], out_dir)
+        touched.append(olds[-1])
+        dead = [(k, p) for k, p in dead if p != olds[-1]]
+    for _, p in dead:
+        shutil.rmtree(p, ignore_errors=True)
+        touched.append(p)
+    return touched
+
+
+_RENAME_EXCHANGE = 2
+_NOT_SUPPORTED = frozenset({errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` atomically (Linux ``renameat2``); False where unavailable."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                   ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _NOT_SUPPORTED:  # the system call or the file system cannot exchange
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
 def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path] = (),
                cwd: Path | None = None) -> None:
     """Replace ``out_dir`` by exactly ``files`` (see the module docstring)."""
-    check_output(out_dir, protect=protect, cwd=cwd)
+    check_output(out_dir, protect=protect, cwd=cwd)  # a refusal touches nothing, debris too
+    clean_debris(out_dir.absolute())
     out_dir = out_dir.resolve()
     parent = out_dir.parent
     created: list[Path] = []
     tmp: Path | None = None
     done = False
+    prefix = f".{out_dir.name}.%s-{os.getpid()}-"
     try:
         with _held_signals():  # no interrupt between creating a folder and knowing it
             _make_parents(parent, created)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.new-", dir=parent))
+            tmp = Path(tempfile.mkdtemp(prefix=prefix % "new", dir=parent))
         for rel, data in files.items():
             target = tmp / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         os.chmod(tmp, 0o755)
         with _held_signals():
-            if out_dir.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=parent))
+            if out_dir.exists() and _exchange(tmp, out_dir):
+                done = True  # tmp now holds the old output: removed below
+            elif out_dir.exists():
+                old = Path(tempfile.mkdtemp(prefix=prefix % "old", dir=parent))
                 old.rmdir()
                 os.rename(out_dir, old)
                 try:

@@ -203,10 +203,34 @@ def test_a_sigint_during_the_swap_is_held_until_it_is_done(tmp_path: Path,
         real(a, b)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "rename", rename_and_interrupt)
+    monkeypatch.setattr(write, "_exchange", lambda a, b: False)  # the two-rename fallback
     with pytest.raises(KeyboardInterrupt):
         write.write_tree(out, files)
     monkeypatch.undo()
     assert write.existing_files(out) == files  # the swap completed before the interrupt
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "spec"]
+
+
+def test_a_sigint_during_the_atomic_exchange_is_held_until_it_is_done(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _small_spec(tmp_path)
+    out = tmp_path / "generated"
+    pipeline.generate(spec, out)
+    files = {**pipeline.render(spec), "new.txt": b"x"}
+    real = write._exchange
+    used = []
+
+    def exchange_and_interrupt(a: Path, b: Path) -> bool:
+        os.kill(os.getpid(), signal.SIGINT)
+        used.append(real(a, b))
+        return used[-1]
+
+    monkeypatch.setattr(write, "_exchange", exchange_and_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write.write_tree(out, files)
+    monkeypatch.undo()
+    assert used == [True]  # Linux: renameat2(RENAME_EXCHANGE)
+    assert write.existing_files(out) == files
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "spec"]
 
 

@@ -251,3 +251,44 @@ def test_real_spec_block_scaled_m_as_cutlass_writes_it(tmp_path: Path) -> None:
 def test_policy_table_lists_every_rule() -> None:
     doc = (ROOT / "docs" / "diff-policy.md").read_text()
     assert rules_table(rules()) in doc
+
+
+def test_a_spec_with_too_many_candidate_forms_is_refused_not_enumerated(
+        spec_copy: Path) -> None:
+    """An instruction with 30 independent flags has 2**30 forms: the enumeration stops at
+    ptxgen.model.instructions.MAX_FORM_SEARCH steps and validate / diff refuse it at the
+    instruction's file:line:col (exit 2) instead of running for hours."""
+    path = spec_copy / "instructions" / "wgmma.yaml"
+    text = path.read_text()
+    flags = "".join(f"\n      - {{name: f{i}, text: .f{i}, flag: true, "
+                    f"provenance: {{seeds: ['004']}}}}" for i in range(30))
+    start = text.index("id: wgmma_fence")
+    at = text.index("    qualifiers: []", start)
+    path.write_text(text[:at] + "    qualifiers:" + flags + text[at + len("    qualifiers: []"):])
+    line = text[:start].count("\n")  # the line of '- name: wgmma.fence.sync.aligned'
+    for args in (("validate", "--spec", str(spec_copy)), ("diff", str(SPEC), str(spec_copy))):
+        res = run_cli(*args, timeout=300)
+        assert res.code == 2, (res.code, res.out, res.err)
+        assert "Traceback" not in res.err
+        assert f"wgmma.yaml:{line}:" in res.err, res.err
+        assert "more than 200000 candidate forms" in res.err, res.err
+
+
+def test_the_changelog_does_not_depend_on_string_hashing() -> None:
+    """Two processes with different hash seeds write the same changelog (operands removed
+    going back from 9.0 to 8.6 were listed in set order before)."""
+    import os
+    import sys
+
+    outs = []
+    for seed in ("1", "2", "3"):
+        proc = subprocess.run([sys.executable, "-m", "ptxgen", "diff", "--ptx-isa", "9.0", "8.6",
+                               "--format", "json"], cwd=ROOT, capture_output=True, text=True,
+                              check=False, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert proc.returncode == 1, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    removed = [c["subject"] for c in json.loads(outs[0])["changes"]
+               if c["rule"] == "operand-removed"
+               and c["subject"].startswith("mma_sp_ordered_metadata.")]
+    assert len(removed) > 1  # the case that was in set order

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,7 @@ from gpu import build
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", build.LIBS)
-def test_gpu_test_library_compiles(name: str, tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    harness.tool("nvcc")
-    monkeypatch.setenv("PTXGEN_GPU_BUILD", str(tmp_path))
-    lib = build.build(name)
-    assert lib.is_file() and lib.stat().st_size > 0
+EXAMPLES = ("wgmma_gemm", "sparse_gemm")
 
 
 def _bench(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -36,13 +31,50 @@ def _bench(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     return module
 
 
-@pytest.mark.parametrize("example", ["wgmma_gemm", "sparse_gemm"])
-def test_gemm_example_compiles(example: str, tmp_path: Path,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every library and example, built once into a fresh folder (no cache from an earlier
+    run), two nvcc at a time (the builds are independent and single-threaded; nvcc 13.0
+    is required, in CI too). {name: (library, log) or the exception its build raised}."""
     harness.tool("nvcc")
-    monkeypatch.setenv("PTXGEN_GPU_BUILD", str(tmp_path))
-    module = _bench(f"{example}_bench", ROOT / "examples" / example / "bench.py", monkeypatch)
-    lib, log = module.build()
+    out: dict[str, Any] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PTXGEN_GPU_BUILD", str(tmp_path_factory.mktemp("gpu-build")))
+        benches = {e: _bench(f"{e}_bench", ROOT / "examples" / e / "bench.py", mp)
+                   for e in EXAMPLES}
+
+        def one(name: str) -> tuple[str, Any]:
+            try:
+                if name in benches:
+                    return name, benches[name].build()
+                return name, (build.build(name), "")
+            except BaseException as exc:  # reported by the test of that build
+                return name, exc
+
+        # the longest builds first (the sparse wgmma parts, then the examples)
+        order = sorted([*build.LIBS, *EXAMPLES], key=lambda n: (not n.startswith("wgmma"), n))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            out = dict(pool.map(one, order))
+    return out
+
+
+def _built(builds: dict[str, Any], name: str) -> tuple[str, str]:
+    got = builds[name]
+    if isinstance(got, BaseException):
+        raise got
+    lib, log = got
+    return str(lib), str(log)
+
+
+@pytest.mark.parametrize("name", build.LIBS)
+def test_gpu_test_library_compiles(builds: dict[str, Any], name: str) -> None:
+    lib, _ = _built(builds, name)
+    assert Path(lib).is_file() and Path(lib).stat().st_size > 0
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_gemm_example_compiles(builds: dict[str, Any], example: str) -> None:
+    lib, log = _built(builds, example)
     assert Path(lib).is_file()
     assert not re.search(r"\b[1-9]\d* bytes (spill|stack)", log), log  # no local memory
 

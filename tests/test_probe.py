@@ -8,7 +8,8 @@ Oracles: ptxas 13.5 (test dependency) and ptxas 13.0 (PATH), tests/toolkits.py.
   spec of commit 533301c), ptxas 13.5 proposes every change made since: the change
   set is computed from the two specs (versions, targets, first versions, qualifier
   values, and every form x target x version whose support differs), not listed by
-  hand, and each item must be among the proposals.
+  hand, and each item must be among the proposals. Qualifier values come from the
+  strings of ptxas and of the toolkit's cicc (.kind::ti16 is only in cicc's).
 * The command line: its exit codes (0 / 1 / 2) and its JSON (schema ptxgen-probe/1).
 
 The probes run in this process and share their assemblies (an in-memory cache)
@@ -187,6 +188,23 @@ def test_candidate_values_come_from_the_binary(old_result: ProbeResult) -> None:
     tokens = binary_tokens(old_result.assembler.path)
     assert ".kind::mxf4nvf4" in tokens and ".collector::b3::lastuse" in tokens
     assert old_result.stats["candidates"] > 0
+
+
+def test_candidate_values_come_from_cicc_too(old_result: ProbeResult) -> None:
+    """ptxas 13.5's strings do not name .kind::ti16; cicc's (found relative to ptxas, in
+    the nvidia-nvvm wheel's nvvm/bin) do, and the probe proposes the value with the forms
+    ptxas accepts on sm_107a / sm_107f and its message elsewhere."""
+    from ptxgen.probe.propose import binary_tokens, toolkit_binaries, toolkit_tokens
+
+    path = old_result.assembler.path
+    assert [b.name for b in toolkit_binaries(path)] == ["cicc"]
+    assert ".kind::ti16" not in binary_tokens(path)
+    assert ".kind::ti16" in toolkit_tokens(path)
+    ti16 = [p for p in old_result.proposals if p.kind == "qualifier-value"
+            and (p.details["instruction"], p.details["qualifier"], p.details["value"])
+            == ("tcgen05_mma", "kind", "ti16")]
+    assert len(ti16) == 1, [p.subject for p in old_result.proposals]
+    assert "sm_107a" in json.dumps(ti16[0].details) and ti16[0].ptxas
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

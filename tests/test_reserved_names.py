@@ -119,7 +119,9 @@ def _is_generated(role: str, name: str, lang: str) -> bool:
         return (any(name in _members(c) for c in classes)
                 or any(name in _annotation_names(c) for c in classes)
                 or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
-                       and n.args.args[0].arg == name for c in classes for n in c.body))
+                       and (n.args.args[0].arg == name
+                            or (n.args.kwarg is not None and n.args.kwarg.arg == name))
+                       for c in classes for n in c.body))
     if role == "field":  # c++: a word of a descriptor header's code
         return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", _cpp(h))
                    for h in _descriptor_headers())
@@ -182,7 +184,7 @@ def test_every_python_member_is_a_field_or_reserved() -> None:
     model = pipeline.load_model(SPEC)
     for d in model.descriptors:
         module = _py(f"python/{d.name}.py")
-        for cls, lay in zip(_classes(module), d.layouts, strict=True):
+        for cls, lay in zip(_classes(module), d.all_layouts, strict=True):
             fields = {f.name for f in lay.fields}
             enums = {f.enum_class for f in lay.fields if f.enum_class}
             for m in _members(cls) - fields - enums:
@@ -200,8 +202,8 @@ def test_every_cpp_member_is_a_field_or_reserved() -> None:
                           r"using (\w+) =|enum class (\w+)")
     for d in model.descriptors:
         text = _cpp(f"include/ptxgen/{d.name}.hpp")
-        fields = {f.name for lay in d.layouts for f in lay.fields}
-        enums = {f.enum_class for lay in d.layouts for f in lay.fields if f.enum_class}
+        fields = {f.name for lay in d.all_layouts for f in lay.fields}
+        enums = {f.enum_class for lay in d.all_layouts for f in lay.fields if f.enum_class}
         for struct in re.finditer(r"struct (\w+_t) \{(.*?)\n\};", text, re.S):
             for m in declared.finditer(struct.group(2)):
                 name = next(g for g in m.groups() if g)
@@ -224,8 +226,8 @@ def descriptor_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _refused(spec: Path, rel: str, old: str, new: str) -> list[str]:
     path = spec / rel
     text = path.read_text()
-    assert text.count(old) == 1, old
-    path.write_text(text.replace(old, new))
+    assert text.count(old) >= 1, old  # the first: the baseline (variants may repeat a field)
+    path.write_text(text.replace(old, new, 1))
     try:
         with pytest.raises(SpecError) as info:
             pipeline.load_documents(spec)
@@ -316,3 +318,79 @@ def test_the_emitters_assert_against_the_same_table() -> None:
         assert_not_reserved("field", ["count"], zero_column_mask=True)
     assert_not_reserved("field", ["count"])  # only a mask's local
     assert_not_reserved("field", ["max_shift"])  # the instruction descriptor's field
+
+
+# -- names made from instruction ids (issue 12: ids that clash or are prefixes) -----------
+
+def _instruction_names() -> dict[str, list[tuple[str, str, bool, str]]]:
+    from ptxgen.isa import ptx
+    from ptxgen.model.checks import overload_suffixes
+    from ptxgen.names import instruction_identifiers
+
+    out = {}
+    for ins in ptx.instruction_set().instructions:
+        ops = [o.name for o in ins.operands] + [a.name for o in ins.operands for a in o.choice]
+        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
+        out[ins.id] = instruction_identifiers(ins.id, enums, list(dict.fromkeys(ops)),
+                                              [w.name for w in ins.wrappers],
+                                              overload_suffixes(ins))
+    return out
+
+
+def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
+    """Every identifier of the rendered wrapper headers that starts with an instruction id
+    or a wrapper name is among ptxgen.names.instruction_identifiers of that instruction
+    (the list validation compares); the enums and wrappers it predicts are rendered."""
+    text = "\n".join(v for k, v in rendered().items() if k.startswith("include/ptxgen/ptx/"))
+    idents = set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    names = _instruction_names()
+    owners = sorted({n for ns in names.values() for lang, n, prefix, _ in ns
+                     if lang == "c++" and not prefix} | set(names), key=len)
+    unexplained = []
+    for ident in idents:
+        if not any(ident == o or ident.startswith(o + "_") or ident.startswith(
+                "ptxgen_unsupported_target_" + o) for o in owners):
+            continue
+        if not any(lang == "c++" and (ident == n or (prefix and ident.startswith(n)))
+                   for ns in names.values() for lang, n, prefix, _ in ns):
+            unexplained.append(ident)
+    assert sorted(unexplained) == []
+    enums = {n for ns in names.values() for _, n, _, what in ns if "the enum of" in what}
+    assert enums and sorted(enums - idents) == []
+    wrappers = {n for ns in names.values() for _, n, _, what in ns if "its wrapper" in what}
+    assert len(wrappers & idents) > 20
+    checks = {n for ns in names.values() for lang, n, prefix, what in ns
+              if "a check of" in what}
+    assert checks & idents  # the operand checks are rendered (for the vector operands)
+
+
+@pytest.mark.parametrize(("old", "new", "clash"), [
+    # a wrapper named like another instruction's enum
+    ("      - {name: wgmma_fence, when: {}}", "      - {name: mma_sp_shape, when: {}}",
+     "mma_sp_shape (its wrapper mma_sp_shape, c++) clashes with mma_sp_shape (the enum of its "
+     "qualifier shape) of 'mma_sp'"),
+    # an id that extends another: mma_sp's helpers mma_sp_count_* cover mma_sp_count_*
+    ("    id: wgmma_fence", "    id: mma_sp_count",
+     "clashes with mma_sp_count_* (its helpers mma_sp_count_*) of 'mma_sp'"),
+    # the other way round: ldmatrix_type_* helpers of an id 'ldmatrix' vs an id with them
+    ("    id: wgmma_commit_group", "    id: ldmatrix_type_x",
+     "of 'ldmatrix'"),
+])
+def test_validate_refuses_instruction_ids_whose_generated_names_clash(
+        spec_copy: Path, old: str, new: str, clash: str) -> None:
+    from conftest import run_cli
+
+    path = spec_copy / "instructions" / "wgmma.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    res = run_cli("validate", "--spec", str(spec_copy), timeout=300)
+    assert res.code == 2, (res.code, res.out, res.err)
+    line = next(ln for ln in res.err.splitlines() if "clashes with" in ln)
+    assert clash in line, line
+    m = re.match(r"(.+wgmma\.yaml):(\d+):(\d+): ", line)
+    assert m, line
+    block = text[:text.index(old)] if "id:" in old else text[:text.index(
+        "id: wgmma_fence")]
+    assert int(m.group(2)) == block.count("\n") + 1 or "id:" not in old, line
+    assert re.search(r"mma_sp\.yaml:\d+:\d+\)|ldmatrix\.yaml:\d+:\d+\)", line), line

@@ -9,12 +9,16 @@
 """Generated descriptor encoders and decoders (``ptxgen.isa``).
 
 ``DESCRIPTORS[name][kind]`` is the class for a descriptor and MMA kind (kind
-``None`` for descriptors without kinds).
+``None`` for descriptors without kinds): the baseline tables, which apply when no
+target is given and on every target without a variant. ``VARIANTS[name]`` lists the
+layouts that replace them on some targets from some PTX ISA version, as
+``(variant, since, targets, {kind: class})``; ``descriptor_class()`` picks the class
+for a target and version.
 """
 
 from __future__ import annotations
 
-from ptxgen.isa._runtime import DescriptorError, FieldSpec
+from ptxgen.isa._runtime import DescriptorError, FieldSpec, UnavailableError
 from ptxgen.isa.instr_desc import (
     InstrDescF8f6f4,
     InstrDescF16,
@@ -22,10 +26,18 @@ from ptxgen.isa.instr_desc import (
     InstrDescMxf4,
     InstrDescMxf4nvf4,
     InstrDescMxf8f6f4,
+    InstrDescSm107F8f6f4,
+    InstrDescSm107F16,
+    InstrDescSm107Mxf4,
+    InstrDescSm107Mxf4nvf4,
+    InstrDescSm107Mxf8f6f4,
+    InstrDescSm107Tf32,
+    InstrDescSm107Ti16,
     InstrDescTf32,
 )
 from ptxgen.isa.smem_desc import (
     SmemDesc,
+    SmemDescSm107,
 )
 from ptxgen.isa.wgmma_desc import (
     WgmmaDesc,
@@ -55,8 +67,65 @@ DESCRIPTORS: dict[str, dict[str | None, type]] = {
     },
 }
 
+VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...], dict[str | None, type]], ...]] = {
+    "instr_desc": (
+        ("sm107", "9.4", ("sm_107a", "sm_107f", ), {
+            "tf32": InstrDescSm107Tf32,
+            "f16": InstrDescSm107F16,
+            "f8f6f4": InstrDescSm107F8f6f4,
+            "ti16": InstrDescSm107Ti16,
+            "mxf8f6f4": InstrDescSm107Mxf8f6f4,
+            "mxf4": InstrDescSm107Mxf4,
+            "mxf4nvf4": InstrDescSm107Mxf4nvf4,
+        }),
+    ),
+    "smem_desc": (
+        ("sm107", "9.4", ("sm_107a", "sm_107f", ), {
+            None: SmemDescSm107,
+        }),
+    ),
+    "wgmma_desc": (
+    ),
+    "zero_column_mask_desc": (
+    ),
+}
+
+
+def _vkey(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
+
+
+def descriptor_class(name: str, kind: str | None = None, target: str | None = None,
+                     ptx_isa: str | None = None) -> type:
+    """The class of descriptor ``name`` (and MMA ``kind``) for ``target`` as of PTX ISA
+    ``ptx_isa`` (None: the newest): a variant's class where one applies, else the baseline
+    class (also without a target). KeyError for an unknown descriptor or kind;
+    UnavailableError for a kind that does not exist there, naming where it does."""
+    table = DESCRIPTORS[name]
+    for variant, since, targets, classes in VARIANTS[name]:
+        if target in targets and (ptx_isa is None or _vkey(ptx_isa) >= _vkey(since)):
+            if kind in classes:
+                return classes[kind]
+            where = f"{name} on {target}" + (f" at PTX ISA {ptx_isa}" if ptx_isa else "")
+            elsewhere = "other targets" if kind in table else "no target"
+            raise UnavailableError(where, "kind", kind, f"one of {', '.join(map(str, classes))} "
+                                   f"(the {variant} layout; .kind::{kind} exists on {elsewhere})")
+    if kind in table:
+        return table[kind]
+    for variant, since, targets, classes in VARIANTS[name]:
+        if kind in classes:
+            where = name + (f" on {target}" if target else "") + (
+                f" at PTX ISA {ptx_isa}" if ptx_isa else "")
+            raise UnavailableError(where, "kind", kind, f"one of {', '.join(map(str, table))}; "
+                                   f".kind::{kind} exists only on {', '.join(targets)} from "
+                                   f"PTX ISA {since} (the {variant} layout)")
+    raise KeyError(kind)
+
+
 __all__ = [
     "DESCRIPTORS",
+    "VARIANTS",
     "DescriptorError",
     "FieldSpec",
     "InstrDescF8f6f4",
@@ -65,8 +134,18 @@ __all__ = [
     "InstrDescMxf4",
     "InstrDescMxf4nvf4",
     "InstrDescMxf8f6f4",
+    "InstrDescSm107F8f6f4",
+    "InstrDescSm107F16",
+    "InstrDescSm107Mxf4",
+    "InstrDescSm107Mxf4nvf4",
+    "InstrDescSm107Mxf8f6f4",
+    "InstrDescSm107Tf32",
+    "InstrDescSm107Ti16",
     "InstrDescTf32",
     "SmemDesc",
+    "SmemDescSm107",
+    "UnavailableError",
     "WgmmaDesc",
     "ZeroColumnMaskDesc",
+    "descriptor_class",
 ]

@@ -25,6 +25,22 @@ class DescriptorError(ValueError):
         super().__init__(f"{owner}: {field}: {value!r} is not allowed; allowed: {allowed}")
 
 
+class UnavailableError(DescriptorError, TypeError):
+    """A field (or kind) that this layout does not have, but a layout of the same
+    descriptor for newer targets does: ``allowed`` names the targets, the PTX ISA
+    version and the class that has it."""
+
+
+def _unavailable(owner: str, given: dict[str, int], where: dict[str, str]) -> None:
+    """Refuse fields of a newer layout given to the baseline class (``where``: field ->
+    the targets, version and class that have it)."""
+    for name, value in given.items():
+        if name in where:
+            raise UnavailableError(owner, name, value, f"no {name} here; {name} exists only "
+                                   f"{where[name]}")
+        raise TypeError(f"{owner}: unknown field {name!r}")
+
+
 class FieldSpec(NamedTuple):
     """What the command line needs to know about one field."""
 

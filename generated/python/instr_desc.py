@@ -24,6 +24,7 @@ from ptxgen.isa._runtime import (
     _rebuild,
     _set,
     _shape,
+    _unavailable,
 )
 
 __all__ = [
@@ -33,6 +34,13 @@ __all__ = [
     "InstrDescMxf4",
     "InstrDescMxf4nvf4",
     "InstrDescMxf8f6f4",
+    "InstrDescSm107F8f6f4",
+    "InstrDescSm107F16",
+    "InstrDescSm107Mxf4",
+    "InstrDescSm107Mxf4nvf4",
+    "InstrDescSm107Mxf8f6f4",
+    "InstrDescSm107Tf32",
+    "InstrDescSm107Ti16",
     "InstrDescTf32",
 ]
 
@@ -113,6 +121,12 @@ class InstrDescTf32:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "tf32"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x20800040
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -248,7 +262,14 @@ class InstrDescTf32:
         n: int,
         m: int,
         max_shift: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_dim": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Tf32)"
+                ),
+            })
         _range(self, 0, sparsity_selector, 0, 3)
         _set(self, "sparsity_selector", sparsity_selector)
         _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
@@ -318,6 +339,7 @@ class InstrDescTf32:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -450,6 +472,12 @@ class InstrDescF16:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "f16"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x20800040
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -585,7 +613,14 @@ class InstrDescF16:
         n: int,
         m: int,
         max_shift: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_dim": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107F16)"
+                ),
+            })
         _range(self, 0, sparsity_selector, 0, 3)
         _set(self, "sparsity_selector", sparsity_selector)
         _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
@@ -655,6 +690,7 @@ class InstrDescF16:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -801,6 +837,12 @@ class InstrDescF8f6f4:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "f8f6f4"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x20800040
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -938,7 +980,14 @@ class InstrDescF8f6f4:
         n: int,
         m: int,
         max_shift: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_dim": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107F8f6f4)"
+                ),
+            })
         _range(self, 0, sparsity_selector, 0, 3)
         _set(self, "sparsity_selector", sparsity_selector)
         _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
@@ -1008,6 +1057,7 @@ class InstrDescF8f6f4:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -1137,6 +1187,12 @@ class InstrDescI8:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "i8"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x20800040
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -1484,6 +1540,12 @@ class InstrDescMxf8f6f4:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "mxf8f6f4"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x8700004b
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -1608,7 +1670,17 @@ class InstrDescMxf8f6f4:
         scale_type: ScaleType | int,
         m: int,
         scale_a_id: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "scale_a_layout": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf8f6f4)"
+                ),
+                "k_dim": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf8f6f4)"
+                ),
+            })
         _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
         _range(self, 1, scale_b_id, 0, 3)
         _set(self, "scale_b_id", scale_b_id)
@@ -1675,6 +1747,7 @@ class InstrDescMxf8f6f4:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -1798,6 +1871,12 @@ class InstrDescMxf4:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "mxf4"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x0700104b
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -1928,7 +2007,20 @@ class InstrDescMxf4:
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_dim_hi": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4)"
+                ),
+                "sparsity_version": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4)"
+                ),
+                "scale_a_layout": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4)"
+                ),
+            })
         _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
         _codes(self, 1, scale_b_id, (0, 2))
         _set(self, "scale_b_id", scale_b_id)
@@ -1998,6 +2090,7 @@ class InstrDescMxf4:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -2125,6 +2218,12 @@ class InstrDescMxf4nvf4:
 
     DESCRIPTOR: ClassVar[str] = "instr_desc"
     KIND: ClassVar[str | None] = "mxf4nvf4"
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 32
     RESERVED_MASK: ClassVar[int] = 0x0700104b
     FIXED_MASK: ClassVar[int] = 0x00000000
@@ -2256,7 +2355,20 @@ class InstrDescMxf4nvf4:
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_dim_hi": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4nvf4)"
+                ),
+                "sparsity_version": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4nvf4)"
+                ),
+                "scale_a_layout": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class InstrDescSm107Mxf4nvf4)"
+                ),
+            })
         _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
         _codes(self, 1, scale_b_id, (0, 2))
         _set(self, "scale_b_id", scale_b_id)
@@ -2326,6 +2438,7 @@ class InstrDescMxf4nvf4:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -2366,6 +2479,2605 @@ class InstrDescMxf4nvf4:
             transpose_b=((word >> 16) & 0x1),
             n=((word >> 17) & 0x3f) << 3,
             scale_type=_enum(cls, 9, cls.ScaleType, ((word >> 23) & 0x1)),
+            m=((word >> 27) & 0x3) << 7,
+            scale_a_id=((word >> 29) & 0x3),
+            k_dim=((word >> 31) & 0x1),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107Tf32:
+    """tcgen05 instruction descriptor, .kind::tf32 (PTX ISA 9.4 9.7.18.4.2, Table 51:
+    Instruction descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4, .kind::i8 and
+    .kind::ti16).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0
+            to 3.
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        saturate (bit 3): Saturate for integer types. Allowed: only 0 (not applicable to this
+            kind).
+        dtype (bits 4-5): dtype (Matrix D type). Allowed: one of f32 (1).
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of tf32 (2).
+        btype (bits 10-12): btype (Matrix B type). Allowed: one of tf32 (2).
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
+        k_dim (bit 29): K Dimension. Allowed: only 0 (not applicable to this kind). Sources:
+            dsl-compiler, dsl-classes, third-party.
+        max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
+            Allowed: 0 to 3.
+
+    Reserved (must be 0): bit 6, bit 23.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Dtype(IntEnum):
+        """dtype (Matrix D type) (bits 4-5); the codes allowed for this kind."""
+
+        F32 = 1
+        """F32 (CLI spelling 'f32')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        TF32 = 2
+        """TF32 (CLI spelling 'tf32')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-12); the codes allowed for this kind."""
+
+        TF32 = 2
+        """TF32 (CLI spelling 'tf32')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "dtype",
+        "k_dim",
+        "m",
+        "max_shift",
+        "n",
+        "negate_a",
+        "negate_b",
+        "saturate",
+        "sparsity",
+        "sparsity_selector",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "tf32"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x00800040
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity_selector", "int", 0, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "saturate", "flag", 3, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "dtype", "enum", 4, 2, {"f32": 1},
+            "one of f32 (1)",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"tf32": 2},
+            "one of tf32 (2)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 3, {"tf32": 2},
+            "one of tf32 (2)",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "m", "dimension", 24, 5, {},
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 29, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "max_shift", "int", 30, 2, {},
+            "0 to 3",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity_selector: int
+    """Bits 0-1: Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3."""
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    saturate: int
+    """Bit 3: Saturate for integer types. Allowed: only 0 (not applicable to this kind)."""
+
+    dtype: Dtype
+    """Bits 4-5: dtype (Matrix D type). Allowed: one of f32 (1)."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of tf32 (2)."""
+
+    btype: Btype
+    """Bits 10-12: btype (Matrix B type). Allowed: one of tf32 (2)."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: 0 to 1."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    m: int
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    k_dim: int
+    """Bit 29: K Dimension. Allowed: only 0 (not applicable to this kind)."""
+
+    max_shift: int
+    """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
+
+    def __init__(
+        self,
+        *,
+        sparsity_selector: int = 0,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        saturate: int = 0,
+        dtype: Dtype | int,
+        atype: Atype | int,
+        btype: Btype | int,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        m: int,
+        k_dim: int = 0,
+        max_shift: int = 0,
+    ) -> None:
+        _range(self, 0, sparsity_selector, 0, 3)
+        _set(self, "sparsity_selector", sparsity_selector)
+        _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
+        _range(self, 2, saturate, 0, 0)
+        _set(self, "saturate", saturate)
+        _set(self, "dtype", _enum(self, 3, self.Dtype, dtype))
+        _set(self, "atype", _enum(self, 4, self.Atype, atype))
+        _set(self, "btype", _enum(self, 5, self.Btype, btype))
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 1)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 1)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _multiple(self, 11, m, 16, 496)
+        _set(self, "m", m)
+        _range(self, 12, k_dim, 0, 0)
+        _set(self, "k_dim", k_dim)
+        _range(self, 13, max_shift, 0, 3)
+        _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107Tf32:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107Tf32:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107Tf32("
+                f"sparsity_selector={self.sparsity_selector!r}, "
+                f"sparsity={self.sparsity!r}, "
+                f"saturate={self.saturate!r}, "
+                f"dtype={self.dtype!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"m={self.m!r}, "
+                f"k_dim={self.k_dim!r}, "
+                f"max_shift={self.max_shift!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107Tf32:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity_selector << 0)
+                | (self.sparsity << 2)
+                | (self.saturate << 3)
+                | (self.dtype << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | ((self.m >> 4) << 24)
+                | (self.k_dim << 29)
+                | (self.max_shift << 30)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107Tf32:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bit 6, bit 23",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity_selector=((word >> 0) & 0x3),
+            sparsity=_enum(cls, 1, cls.Sparsity, ((word >> 2) & 0x1)),
+            saturate=((word >> 3) & 0x1),
+            dtype=_enum(cls, 3, cls.Dtype, ((word >> 4) & 0x3)),
+            atype=_enum(cls, 4, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 5, cls.Btype, ((word >> 10) & 0x7)),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            m=((word >> 24) & 0x1f) << 4,
+            k_dim=((word >> 29) & 0x1),
+            max_shift=((word >> 30) & 0x3),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107F16:
+    """tcgen05 instruction descriptor, .kind::f16 (PTX ISA 9.4 9.7.18.4.2, Table 51: Instruction
+    descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4, .kind::i8 and .kind::ti16).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0
+            to 3.
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        saturate (bit 3): Saturate for integer types. Allowed: only 0 (not applicable to this
+            kind).
+        dtype (bits 4-5): dtype (Matrix D type). Allowed: one of f16 (0), f32 (1).
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of f16 (0), bf16 (1).
+        btype (bits 10-12): btype (Matrix B type). Allowed: one of f16 (0), bf16 (1).
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
+        k_dim (bit 29): K Dimension. Allowed: only 0 (not applicable to this kind). Sources:
+            dsl-compiler, dsl-classes, third-party.
+        max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
+            Allowed: 0 to 3.
+
+    Reserved (must be 0): bit 6, bit 23.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Dtype(IntEnum):
+        """dtype (Matrix D type) (bits 4-5); the codes allowed for this kind."""
+
+        F16 = 0
+        """F16 (CLI spelling 'f16')"""
+        F32 = 1
+        """F32 (CLI spelling 'f32')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        F16 = 0
+        """F16 (CLI spelling 'f16')"""
+        BF16 = 1
+        """BF16 (CLI spelling 'bf16')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-12); the codes allowed for this kind."""
+
+        F16 = 0
+        """F16 (CLI spelling 'f16')"""
+        BF16 = 1
+        """BF16 (CLI spelling 'bf16')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "dtype",
+        "k_dim",
+        "m",
+        "max_shift",
+        "n",
+        "negate_a",
+        "negate_b",
+        "saturate",
+        "sparsity",
+        "sparsity_selector",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "f16"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x00800040
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity_selector", "int", 0, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "saturate", "flag", 3, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "one of f16 (0), f32 (1)",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"f16": 0, "bf16": 1},
+            "one of f16 (0), bf16 (1)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 3, {"f16": 0, "bf16": 1},
+            "one of f16 (0), bf16 (1)",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "m", "dimension", 24, 5, {},
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 29, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "max_shift", "int", 30, 2, {},
+            "0 to 3",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity_selector: int
+    """Bits 0-1: Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3."""
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    saturate: int
+    """Bit 3: Saturate for integer types. Allowed: only 0 (not applicable to this kind)."""
+
+    dtype: Dtype
+    """Bits 4-5: dtype (Matrix D type). Allowed: one of f16 (0), f32 (1)."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of f16 (0), bf16 (1)."""
+
+    btype: Btype
+    """Bits 10-12: btype (Matrix B type). Allowed: one of f16 (0), bf16 (1)."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: 0 to 1."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    m: int
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    k_dim: int
+    """Bit 29: K Dimension. Allowed: only 0 (not applicable to this kind)."""
+
+    max_shift: int
+    """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
+
+    def __init__(
+        self,
+        *,
+        sparsity_selector: int = 0,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        saturate: int = 0,
+        dtype: Dtype | int = Dtype.F16,
+        atype: Atype | int = Atype.F16,
+        btype: Btype | int = Btype.F16,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        m: int,
+        k_dim: int = 0,
+        max_shift: int = 0,
+    ) -> None:
+        _range(self, 0, sparsity_selector, 0, 3)
+        _set(self, "sparsity_selector", sparsity_selector)
+        _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
+        _range(self, 2, saturate, 0, 0)
+        _set(self, "saturate", saturate)
+        _set(self, "dtype", _enum(self, 3, self.Dtype, dtype))
+        _set(self, "atype", _enum(self, 4, self.Atype, atype))
+        _set(self, "btype", _enum(self, 5, self.Btype, btype))
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 1)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 1)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _multiple(self, 11, m, 16, 496)
+        _set(self, "m", m)
+        _range(self, 12, k_dim, 0, 0)
+        _set(self, "k_dim", k_dim)
+        _range(self, 13, max_shift, 0, 3)
+        _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107F16:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107F16:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107F16("
+                f"sparsity_selector={self.sparsity_selector!r}, "
+                f"sparsity={self.sparsity!r}, "
+                f"saturate={self.saturate!r}, "
+                f"dtype={self.dtype!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"m={self.m!r}, "
+                f"k_dim={self.k_dim!r}, "
+                f"max_shift={self.max_shift!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107F16:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity_selector << 0)
+                | (self.sparsity << 2)
+                | (self.saturate << 3)
+                | (self.dtype << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | ((self.m >> 4) << 24)
+                | (self.k_dim << 29)
+                | (self.max_shift << 30)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107F16:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bit 6, bit 23",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity_selector=((word >> 0) & 0x3),
+            sparsity=_enum(cls, 1, cls.Sparsity, ((word >> 2) & 0x1)),
+            saturate=((word >> 3) & 0x1),
+            dtype=_enum(cls, 3, cls.Dtype, ((word >> 4) & 0x3)),
+            atype=_enum(cls, 4, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 5, cls.Btype, ((word >> 10) & 0x7)),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            m=((word >> 24) & 0x1f) << 4,
+            k_dim=((word >> 29) & 0x1),
+            max_shift=((word >> 30) & 0x3),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107F8f6f4:
+    """tcgen05 instruction descriptor, .kind::f8f6f4 (PTX ISA 9.4 9.7.18.4.2, Table 51:
+    Instruction descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4, .kind::i8 and
+    .kind::ti16).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0
+            to 3.
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        saturate (bit 3): Saturate for integer types. Allowed: only 0 (not applicable to this
+            kind).
+        dtype (bits 4-5): dtype (Matrix D type). Allowed: one of f16 (0), f32 (1).
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of e4m3 (0), e5m2 (1), e2m3
+            (3), e3m2 (4), e2m1 (5).
+        btype (bits 10-12): btype (Matrix B type). Allowed: one of e4m3 (0), e5m2 (1), e2m3
+            (3), e3m2 (4), e2m1 (5).
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128
+            or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind).
+        k_dim (bit 29): K Dimension. Allowed: 0 to 1. Sources: dsl-compiler, dsl-classes,
+            third-party.
+        max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
+            Allowed: 0 to 3.
+
+    Reserved (must be 0): bit 6, bit 23.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Dtype(IntEnum):
+        """dtype (Matrix D type) (bits 4-5); the codes allowed for this kind."""
+
+        F16 = 0
+        """F16 (CLI spelling 'f16')"""
+        F32 = 1
+        """F32 (CLI spelling 'f32')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        E4M3 = 0
+        """E4M3 (CLI spelling 'e4m3')"""
+        E5M2 = 1
+        """E5M2 (CLI spelling 'e5m2')"""
+        E2M3 = 3
+        """E2M3 (CLI spelling 'e2m3')"""
+        E3M2 = 4
+        """E3M2 (CLI spelling 'e3m2')"""
+        E2M1 = 5
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-12); the codes allowed for this kind."""
+
+        E4M3 = 0
+        """E4M3 (CLI spelling 'e4m3')"""
+        E5M2 = 1
+        """E5M2 (CLI spelling 'e5m2')"""
+        E2M3 = 3
+        """E2M3 (CLI spelling 'e2m3')"""
+        E3M2 = 4
+        """E3M2 (CLI spelling 'e3m2')"""
+        E2M1 = 5
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "dtype",
+        "k_dim",
+        "m",
+        "max_shift",
+        "n",
+        "negate_a",
+        "negate_b",
+        "saturate",
+        "sparsity",
+        "sparsity_selector",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "f8f6f4"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x00800040
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity_selector", "int", 0, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "saturate", "flag", 3, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "one of f16 (0), f32 (1)",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "m", "dimension", 24, 5, {},
+            "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
+            "this kind)",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 29, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "max_shift", "int", 30, 2, {},
+            "0 to 3",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            32: ((64, 64, 1), (128, 256, 128), ),
+            64: ((8, 256, 8), ),
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "32, 64, 128 or 256",
+        {
+            32: "64, 128 or 256",
+            64: "8 to 256 in steps of 8",
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity_selector: int
+    """Bits 0-1: Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3."""
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    saturate: int
+    """Bit 3: Saturate for integer types. Allowed: only 0 (not applicable to this kind)."""
+
+    dtype: Dtype
+    """Bits 4-5: dtype (Matrix D type). Allowed: one of f16 (0), f32 (1)."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4),
+    e2m1 (5)."""
+
+    btype: Btype
+    """Bits 10-12: btype (Matrix B type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2
+    (4), e2m1 (5)."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: 0 to 1."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    m: int
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: 32, 64, 128 or 256
+    (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    k_dim: int
+    """Bit 29: K Dimension. Allowed: 0 to 1."""
+
+    max_shift: int
+    """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
+
+    def __init__(
+        self,
+        *,
+        sparsity_selector: int = 0,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        saturate: int = 0,
+        dtype: Dtype | int = Dtype.F16,
+        atype: Atype | int = Atype.E4M3,
+        btype: Btype | int = Btype.E4M3,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        m: int,
+        k_dim: int = 0,
+        max_shift: int = 0,
+    ) -> None:
+        _range(self, 0, sparsity_selector, 0, 3)
+        _set(self, "sparsity_selector", sparsity_selector)
+        _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
+        _range(self, 2, saturate, 0, 0)
+        _set(self, "saturate", saturate)
+        _set(self, "dtype", _enum(self, 3, self.Dtype, dtype))
+        _set(self, "atype", _enum(self, 4, self.Atype, atype))
+        _set(self, "btype", _enum(self, 5, self.Btype, btype))
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 1)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 1)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _multiple(self, 11, m, 16, 496)
+        _set(self, "m", m)
+        _range(self, 12, k_dim, 0, 1)
+        _set(self, "k_dim", k_dim)
+        _range(self, 13, max_shift, 0, 3)
+        _set(self, "max_shift", max_shift)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107F8f6f4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107F8f6f4:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107F8f6f4("
+                f"sparsity_selector={self.sparsity_selector!r}, "
+                f"sparsity={self.sparsity!r}, "
+                f"saturate={self.saturate!r}, "
+                f"dtype={self.dtype!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"m={self.m!r}, "
+                f"k_dim={self.k_dim!r}, "
+                f"max_shift={self.max_shift!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107F8f6f4:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity_selector << 0)
+                | (self.sparsity << 2)
+                | (self.saturate << 3)
+                | (self.dtype << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | ((self.m >> 4) << 24)
+                | (self.k_dim << 29)
+                | (self.max_shift << 30)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107F8f6f4:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bit 6, bit 23",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity_selector=((word >> 0) & 0x3),
+            sparsity=_enum(cls, 1, cls.Sparsity, ((word >> 2) & 0x1)),
+            saturate=((word >> 3) & 0x1),
+            dtype=_enum(cls, 3, cls.Dtype, ((word >> 4) & 0x3)),
+            atype=_enum(cls, 4, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 5, cls.Btype, ((word >> 10) & 0x7)),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            m=((word >> 24) & 0x1f) << 4,
+            k_dim=((word >> 29) & 0x1),
+            max_shift=((word >> 30) & 0x3),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107Ti16:
+    """tcgen05 instruction descriptor, .kind::ti16 (PTX ISA 9.4 9.7.18.4.2, Table 51:
+    Instruction descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4, .kind::i8 and
+    .kind::ti16).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0
+            to 3.
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        saturate (bit 3): Saturate for integer types. Allowed: only 0 (not applicable to this
+            kind).
+        dtype (bits 4-5): dtype (Matrix D type). Allowed: one of s32 (2). Source: third-party
+            transcriptions of the PTX ISA only.
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of s1z4m11 (3). Source:
+            third-party transcriptions of the PTX ISA only.
+        btype (bits 10-12): btype (Matrix B type). Allowed: one of s1z4m11 (3). Source:
+            third-party transcriptions of the PTX ISA only.
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: only 0.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: only 0.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple
+            of 8 from 0 to 504 (encoded as N >> 3).
+        m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple
+            of 16 from 0 to 496 (encoded as M >> 4).
+        k_dim (bit 29): K Dimension. Allowed: only 0 (not applicable to this kind). Sources:
+            dsl-compiler, dsl-classes, third-party.
+        max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws.
+            Allowed: 0 to 3.
+
+    Reserved (must be 0): bit 6, bit 23.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Dtype(IntEnum):
+        """dtype (Matrix D type) (bits 4-5); the codes allowed for this kind."""
+
+        S32 = 2
+        """S32 (CLI spelling 's32')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        S1Z4M11 = 3
+        """S1Z4M11 (CLI spelling 's1z4m11')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-12); the codes allowed for this kind."""
+
+        S1Z4M11 = 3
+        """S1Z4M11 (CLI spelling 's1z4m11')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "dtype",
+        "k_dim",
+        "m",
+        "max_shift",
+        "n",
+        "negate_a",
+        "negate_b",
+        "saturate",
+        "sparsity",
+        "sparsity_selector",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "ti16"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x00800040
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity_selector", "int", 0, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "saturate", "flag", 3, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "dtype", "enum", 4, 2, {"s32": 2},
+            "one of s32 (2)",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"s1z4m11": 3},
+            "one of s1z4m11 (3)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 3, {"s1z4m11": 3},
+            "one of s1z4m11 (3)",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
+        ),
+        FieldSpec(
+            "m", "dimension", 24, 5, {},
+            "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 29, 1, {},
+            "only 0 (not applicable to this kind)",
+        ),
+        FieldSpec(
+            "max_shift", "int", 30, 2, {},
+            "0 to 3",
+        ),
+    )
+
+    sparsity_selector: int
+    """Bits 0-1: Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3."""
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    saturate: int
+    """Bit 3: Saturate for integer types. Allowed: only 0 (not applicable to this kind)."""
+
+    dtype: Dtype
+    """Bits 4-5: dtype (Matrix D type). Allowed: one of s32 (2)."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of s1z4m11 (3)."""
+
+    btype: Btype
+    """Bits 10-12: btype (Matrix B type). Allowed: one of s1z4m11 (3)."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: only 0."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: only 0."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: a multiple of 8 from
+    0 to 504 (encoded as N >> 3)."""
+
+    m: int
+    """Bits 24-28: M, Dimension of Matrix A (4 LSBs not included). Allowed: a multiple of 16
+    from 0 to 496 (encoded as M >> 4)."""
+
+    k_dim: int
+    """Bit 29: K Dimension. Allowed: only 0 (not applicable to this kind)."""
+
+    max_shift: int
+    """Bits 30-31: Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3."""
+
+    def __init__(
+        self,
+        *,
+        sparsity_selector: int = 0,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        saturate: int = 0,
+        dtype: Dtype | int,
+        atype: Atype | int,
+        btype: Btype | int,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int = 0,
+        m: int = 0,
+        k_dim: int = 0,
+        max_shift: int = 0,
+    ) -> None:
+        _range(self, 0, sparsity_selector, 0, 3)
+        _set(self, "sparsity_selector", sparsity_selector)
+        _set(self, "sparsity", _enum(self, 1, self.Sparsity, sparsity))
+        _range(self, 2, saturate, 0, 0)
+        _set(self, "saturate", saturate)
+        _set(self, "dtype", _enum(self, 3, self.Dtype, dtype))
+        _set(self, "atype", _enum(self, 4, self.Atype, atype))
+        _set(self, "btype", _enum(self, 5, self.Btype, btype))
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 0)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 0)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _multiple(self, 11, m, 16, 496)
+        _set(self, "m", m)
+        _range(self, 12, k_dim, 0, 0)
+        _set(self, "k_dim", k_dim)
+        _range(self, 13, max_shift, 0, 3)
+        _set(self, "max_shift", max_shift)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107Ti16:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107Ti16:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107Ti16("
+                f"sparsity_selector={self.sparsity_selector!r}, "
+                f"sparsity={self.sparsity!r}, "
+                f"saturate={self.saturate!r}, "
+                f"dtype={self.dtype!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"m={self.m!r}, "
+                f"k_dim={self.k_dim!r}, "
+                f"max_shift={self.max_shift!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107Ti16:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity_selector << 0)
+                | (self.sparsity << 2)
+                | (self.saturate << 3)
+                | (self.dtype << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | ((self.m >> 4) << 24)
+                | (self.k_dim << 29)
+                | (self.max_shift << 30)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107Ti16:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bit 6, bit 23",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity_selector=((word >> 0) & 0x3),
+            sparsity=_enum(cls, 1, cls.Sparsity, ((word >> 2) & 0x1)),
+            saturate=((word >> 3) & 0x1),
+            dtype=_enum(cls, 3, cls.Dtype, ((word >> 4) & 0x3)),
+            atype=_enum(cls, 4, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 5, cls.Btype, ((word >> 10) & 0x7)),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            m=((word >> 24) & 0x1f) << 4,
+            k_dim=((word >> 29) & 0x1),
+            max_shift=((word >> 30) & 0x3),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107Mxf8f6f4:
+    """tcgen05 instruction descriptor, .kind::mxf8f6f4 (PTX ISA 9.4 9.7.18.4.2, Table 52:
+    Instruction descriptor format for .kind::mxf8f6f4).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        scale_b_id (bits 4-5): Matrix B Scale Factor Data ID. Allowed: 0 to 3.
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of e4m3 (0), e5m2 (1), e2m3
+            (3), e3m2 (4), e2m1 (5).
+        btype (bits 10-12): btype (Matrix B type). Allowed: one of e4m3 (0), e5m2 (1), e2m3
+            (3), e3m2 (4), e2m1 (5).
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of
+            ue8m0 (1).
+        scale_a_layout (bit 26): Scale Factor A layout. Allowed: one of lanes32 (0), lanes128
+            (1). Sources: dsl-classes, third-party.
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
+        scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: 0 to 3.
+        k_dim (bit 31): K Dimension. Allowed: 0 to 1. Sources: dsl-compiler, dsl-classes,
+            third-party.
+
+    Reserved (must be 0): bits 0-1, bit 3, bit 6, bits 24-25.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        E4M3 = 0
+        """E4M3 (CLI spelling 'e4m3')"""
+        E5M2 = 1
+        """E5M2 (CLI spelling 'e5m2')"""
+        E2M3 = 3
+        """E2M3 (CLI spelling 'e2m3')"""
+        E3M2 = 4
+        """E3M2 (CLI spelling 'e3m2')"""
+        E2M1 = 5
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-12); the codes allowed for this kind."""
+
+        E4M3 = 0
+        """E4M3 (CLI spelling 'e4m3')"""
+        E5M2 = 1
+        """E5M2 (CLI spelling 'e5m2')"""
+        E2M3 = 3
+        """E2M3 (CLI spelling 'e2m3')"""
+        E3M2 = 4
+        """E3M2 (CLI spelling 'e3m2')"""
+        E2M1 = 5
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class ScaleType(IntEnum):
+        """Scale Matrix Type, for both scale_A / scale_B (bit 23); the codes allowed for this
+        kind."""
+
+        UE8M0 = 1
+        """UE8M0 (CLI spelling 'ue8m0')"""
+
+    class ScaleALayout(IntEnum):
+        """Scale Factor A layout (bit 26); the codes allowed for this kind."""
+
+        LANES32 = 0
+        """32 lanes (CLI spelling 'lanes32')"""
+        LANES128 = 1
+        """128 lanes (CLI spelling 'lanes128')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "k_dim",
+        "m",
+        "n",
+        "negate_a",
+        "negate_b",
+        "scale_a_id",
+        "scale_a_layout",
+        "scale_b_id",
+        "scale_type",
+        "sparsity",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "mxf8f6f4"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x0300004b
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "scale_b_id", "int", 4, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "scale_type", "enum", 23, 1, {"ue8m0": 1},
+            "one of ue8m0 (1)",
+        ),
+        FieldSpec(
+            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "one of lanes32 (0), lanes128 (1)",
+        ),
+        FieldSpec(
+            "m", "dimension", 27, 2, {},
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
+        ),
+        FieldSpec(
+            "scale_a_id", "int", 29, 2, {},
+            "0 to 3",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 31, 1, {},
+            "0 to 1",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    scale_b_id: int
+    """Bits 4-5: Matrix B Scale Factor Data ID. Allowed: 0 to 3."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4),
+    e2m1 (5)."""
+
+    btype: Btype
+    """Bits 10-12: btype (Matrix B type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2
+    (4), e2m1 (5)."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: 0 to 1."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: 0 to 1."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_type: ScaleType
+    """Bit 23: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1)."""
+
+    scale_a_layout: ScaleALayout
+    """Bit 26: Scale Factor A layout. Allowed: one of lanes32 (0), lanes128 (1)."""
+
+    m: int
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_a_id: int
+    """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: 0 to 3."""
+
+    k_dim: int
+    """Bit 31: K Dimension. Allowed: 0 to 1."""
+
+    def __init__(
+        self,
+        *,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        scale_b_id: int = 0,
+        atype: Atype | int = Atype.E4M3,
+        btype: Btype | int = Btype.E4M3,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        scale_type: ScaleType | int,
+        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        m: int,
+        scale_a_id: int = 0,
+        k_dim: int = 0,
+    ) -> None:
+        _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
+        _range(self, 1, scale_b_id, 0, 3)
+        _set(self, "scale_b_id", scale_b_id)
+        _set(self, "atype", _enum(self, 2, self.Atype, atype))
+        _set(self, "btype", _enum(self, 3, self.Btype, btype))
+        _range(self, 4, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 5, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 6, transpose_a, 0, 1)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 7, transpose_b, 0, 1)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 8, n, 8, 504)
+        _set(self, "n", n)
+        _set(self, "scale_type", _enum(self, 9, self.ScaleType, scale_type))
+        _set(self, "scale_a_layout", _enum(self, 10, self.ScaleALayout, scale_a_layout))
+        _multiple(self, 11, m, 128, 384)
+        _set(self, "m", m)
+        _range(self, 12, scale_a_id, 0, 3)
+        _set(self, "scale_a_id", scale_a_id)
+        _range(self, 13, k_dim, 0, 1)
+        _set(self, "k_dim", k_dim)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107Mxf8f6f4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107Mxf8f6f4:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107Mxf8f6f4("
+                f"sparsity={self.sparsity!r}, "
+                f"scale_b_id={self.scale_b_id!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"scale_type={self.scale_type!r}, "
+                f"scale_a_layout={self.scale_a_layout!r}, "
+                f"m={self.m!r}, "
+                f"scale_a_id={self.scale_a_id!r}, "
+                f"k_dim={self.k_dim!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107Mxf8f6f4:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity << 2)
+                | (self.scale_b_id << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | (self.scale_type << 23)
+                | (self.scale_a_layout << 26)
+                | ((self.m >> 7) << 27)
+                | (self.scale_a_id << 29)
+                | (self.k_dim << 31)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107Mxf8f6f4:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bits 0-1, bit 3, bit 6, bits 24-25",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity=_enum(cls, 0, cls.Sparsity, ((word >> 2) & 0x1)),
+            scale_b_id=((word >> 4) & 0x3),
+            atype=_enum(cls, 2, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 3, cls.Btype, ((word >> 10) & 0x7)),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            scale_type=_enum(cls, 9, cls.ScaleType, ((word >> 23) & 0x1)),
+            scale_a_layout=_enum(cls, 10, cls.ScaleALayout, ((word >> 26) & 0x1)),
+            m=((word >> 27) & 0x3) << 7,
+            scale_a_id=((word >> 29) & 0x3),
+            k_dim=((word >> 31) & 0x1),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107Mxf4:
+    """tcgen05 instruction descriptor, .kind::mxf4 (PTX ISA 9.4 9.7.18.4.2, Table 53:
+    Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        k_dim_hi (bit 3): K Dimension, high bit (k_dim holds the low bit). Allowed: 0 to 1.
+            Sources: dsl-compiler, dsl-classes, third-party.
+        scale_b_id (bits 4-5): Matrix B Scale Factor Data ID. Allowed: one of 0, 2.
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of e2m1 (1).
+        btype (bits 10-11): btype (Matrix B type). Allowed: one of e2m1 (1).
+        sparsity_version (bit 12): Sparsity version. Allowed: 0 to 1. Sources: dsl-classes,
+            third-party.
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: only 0.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: only 0.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        scale_type (bits 23-24): Scale Matrix Type, for both scale_A / scale_B. Allowed: one
+            of ue8m0 (1). Sources: dsl-compiler, dsl-classes, third-party.
+        scale_a_layout (bit 26): Scale Factor A layout. Allowed: one of lanes32 (0), lanes128
+            (1). Sources: dsl-classes, third-party.
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
+        scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2.
+        k_dim (bit 31): K Dimension (low bit; k_dim_hi holds the high bit). Allowed: 0 to 1.
+
+    Reserved (must be 0): bits 0-1, bit 6, bit 25.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        E2M1 = 1
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-11); the codes allowed for this kind."""
+
+        E2M1 = 1
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class ScaleType(IntEnum):
+        """Scale Matrix Type, for both scale_A / scale_B (bits 23-24); the codes allowed for
+        this kind."""
+
+        UE8M0 = 1
+        """UE8M0 (CLI spelling 'ue8m0')"""
+
+    class ScaleALayout(IntEnum):
+        """Scale Factor A layout (bit 26); the codes allowed for this kind."""
+
+        LANES32 = 0
+        """32 lanes (CLI spelling 'lanes32')"""
+        LANES128 = 1
+        """128 lanes (CLI spelling 'lanes128')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "k_dim",
+        "k_dim_hi",
+        "m",
+        "n",
+        "negate_a",
+        "negate_b",
+        "scale_a_id",
+        "scale_a_layout",
+        "scale_b_id",
+        "scale_type",
+        "sparsity",
+        "sparsity_version",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "mxf4"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x02000043
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "k_dim_hi", "int", 3, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "scale_b_id", "int", 4, 2, {},
+            "one of 0, 2",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"e2m1": 1},
+            "one of e2m1 (1)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 2, {"e2m1": 1},
+            "one of e2m1 (1)",
+        ),
+        FieldSpec(
+            "sparsity_version", "int", 12, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "scale_type", "enum", 23, 2, {"ue8m0": 1},
+            "one of ue8m0 (1)",
+        ),
+        FieldSpec(
+            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "one of lanes32 (0), lanes128 (1)",
+        ),
+        FieldSpec(
+            "m", "dimension", 27, 2, {},
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
+        ),
+        FieldSpec(
+            "scale_a_id", "int", 29, 2, {},
+            "one of 0, 2",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 31, 1, {},
+            "0 to 1",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    k_dim_hi: int
+    """Bit 3: K Dimension, high bit (k_dim holds the low bit). Allowed: 0 to 1."""
+
+    scale_b_id: int
+    """Bits 4-5: Matrix B Scale Factor Data ID. Allowed: one of 0, 2."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of e2m1 (1)."""
+
+    btype: Btype
+    """Bits 10-11: btype (Matrix B type). Allowed: one of e2m1 (1)."""
+
+    sparsity_version: int
+    """Bit 12: Sparsity version. Allowed: 0 to 1."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: only 0."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: only 0."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_type: ScaleType
+    """Bits 23-24: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1)."""
+
+    scale_a_layout: ScaleALayout
+    """Bit 26: Scale Factor A layout. Allowed: one of lanes32 (0), lanes128 (1)."""
+
+    m: int
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_a_id: int
+    """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: one of 0, 2."""
+
+    k_dim: int
+    """Bit 31: K Dimension (low bit; k_dim_hi holds the high bit). Allowed: 0 to 1."""
+
+    def __init__(
+        self,
+        *,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        k_dim_hi: int = 0,
+        scale_b_id: int = 0,
+        atype: Atype | int,
+        btype: Btype | int,
+        sparsity_version: int = 0,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        scale_type: ScaleType | int,
+        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        m: int,
+        scale_a_id: int = 0,
+        k_dim: int = 0,
+    ) -> None:
+        _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
+        _range(self, 1, k_dim_hi, 0, 1)
+        _set(self, "k_dim_hi", k_dim_hi)
+        _codes(self, 2, scale_b_id, (0, 2))
+        _set(self, "scale_b_id", scale_b_id)
+        _set(self, "atype", _enum(self, 3, self.Atype, atype))
+        _set(self, "btype", _enum(self, 4, self.Btype, btype))
+        _range(self, 5, sparsity_version, 0, 1)
+        _set(self, "sparsity_version", sparsity_version)
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 0)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 0)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _set(self, "scale_type", _enum(self, 11, self.ScaleType, scale_type))
+        _set(self, "scale_a_layout", _enum(self, 12, self.ScaleALayout, scale_a_layout))
+        _multiple(self, 13, m, 128, 384)
+        _set(self, "m", m)
+        _codes(self, 14, scale_a_id, (0, 2))
+        _set(self, "scale_a_id", scale_a_id)
+        _range(self, 15, k_dim, 0, 1)
+        _set(self, "k_dim", k_dim)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107Mxf4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107Mxf4:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107Mxf4("
+                f"sparsity={self.sparsity!r}, "
+                f"k_dim_hi={self.k_dim_hi!r}, "
+                f"scale_b_id={self.scale_b_id!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"sparsity_version={self.sparsity_version!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"scale_type={self.scale_type!r}, "
+                f"scale_a_layout={self.scale_a_layout!r}, "
+                f"m={self.m!r}, "
+                f"scale_a_id={self.scale_a_id!r}, "
+                f"k_dim={self.k_dim!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107Mxf4:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity << 2)
+                | (self.k_dim_hi << 3)
+                | (self.scale_b_id << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.sparsity_version << 12)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | (self.scale_type << 23)
+                | (self.scale_a_layout << 26)
+                | ((self.m >> 7) << 27)
+                | (self.scale_a_id << 29)
+                | (self.k_dim << 31)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107Mxf4:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bits 0-1, bit 6, bit 25",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity=_enum(cls, 0, cls.Sparsity, ((word >> 2) & 0x1)),
+            k_dim_hi=((word >> 3) & 0x1),
+            scale_b_id=((word >> 4) & 0x3),
+            atype=_enum(cls, 3, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 4, cls.Btype, ((word >> 10) & 0x3)),
+            sparsity_version=((word >> 12) & 0x1),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            scale_type=_enum(cls, 11, cls.ScaleType, ((word >> 23) & 0x3)),
+            scale_a_layout=_enum(cls, 12, cls.ScaleALayout, ((word >> 26) & 0x1)),
+            m=((word >> 27) & 0x3) << 7,
+            scale_a_id=((word >> 29) & 0x3),
+            k_dim=((word >> 31) & 0x1),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():08x}"
+
+
+class InstrDescSm107Mxf4nvf4:
+    """tcgen05 instruction descriptor, .kind::mxf4nvf4 (PTX ISA 9.4 9.7.18.4.2, Table 53:
+    Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes the shapes, types and other details of all the matrices and of the matrix
+    multiply and accumulate operation. A 32-bit value in a register; the exact layout depends
+    on the MMA kind.
+
+    Fields:
+        sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1).
+        k_dim_hi (bit 3): K Dimension, high bit (k_dim holds the low bit). Allowed: 0 to 1.
+            Sources: dsl-compiler, dsl-classes, third-party.
+        scale_b_id (bits 4-5): Matrix B Scale Factor Data ID. Allowed: one of 0, 2.
+        atype (bits 7-9): atype (Matrix A type). Allowed: one of e2m1 (1).
+        btype (bits 10-11): btype (Matrix B type). Allowed: one of e2m1 (1).
+        sparsity_version (bit 12): Sparsity version. Allowed: 0 to 1. Sources: dsl-classes,
+            third-party.
+        negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1.
+        negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1.
+        transpose_a (bit 15): Transpose A Matrix. Allowed: only 0.
+        transpose_b (bit 16): Transpose B Matrix. Allowed: only 0.
+        n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in
+            steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this
+            kind).
+        scale_type (bits 23-24): Scale Matrix Type, for both scale_A / scale_B. Allowed: one
+            of ue4m3 (0), ue8m0 (1), ue5m3 (2). Sources: dsl-compiler, dsl-classes,
+            third-party.
+        scale_a_layout (bit 26): Scale Factor A layout. Allowed: one of lanes32 (0), lanes128
+            (1). Sources: dsl-classes, third-party.
+        m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256
+            (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind).
+        scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2.
+        k_dim (bit 31): K Dimension (low bit; k_dim_hi holds the high bit). Allowed: 0 to 1.
+
+    Reserved (must be 0): bits 0-1, bit 6, bit 25.
+    """
+
+    class Sparsity(IntEnum):
+        """Sparsity (bit 2); the codes allowed for this kind."""
+
+        DENSE = 0
+        """Dense (CLI spelling 'dense')"""
+        SPARSE = 1
+        """Sparse (CLI spelling 'sparse')"""
+
+    class Atype(IntEnum):
+        """atype (Matrix A type) (bits 7-9); the codes allowed for this kind."""
+
+        E2M1 = 1
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class Btype(IntEnum):
+        """btype (Matrix B type) (bits 10-11); the codes allowed for this kind."""
+
+        E2M1 = 1
+        """E2M1 (CLI spelling 'e2m1')"""
+
+    class ScaleType(IntEnum):
+        """Scale Matrix Type, for both scale_A / scale_B (bits 23-24); the codes allowed for
+        this kind."""
+
+        UE4M3 = 0
+        """UE4M3 (CLI spelling 'ue4m3')"""
+        UE8M0 = 1
+        """UE8M0 (CLI spelling 'ue8m0')"""
+        UE5M3 = 2
+        """UE5M3 (CLI spelling 'ue5m3')"""
+
+    class ScaleALayout(IntEnum):
+        """Scale Factor A layout (bit 26); the codes allowed for this kind."""
+
+        LANES32 = 0
+        """32 lanes (CLI spelling 'lanes32')"""
+        LANES128 = 1
+        """128 lanes (CLI spelling 'lanes128')"""
+
+    __slots__ = (
+        "atype",
+        "btype",
+        "k_dim",
+        "k_dim_hi",
+        "m",
+        "n",
+        "negate_a",
+        "negate_b",
+        "scale_a_id",
+        "scale_a_layout",
+        "scale_b_id",
+        "scale_type",
+        "sparsity",
+        "sparsity_version",
+        "transpose_a",
+        "transpose_b",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "instr_desc"
+    KIND: ClassVar[str | None] = "mxf4nvf4"
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 32
+    RESERVED_MASK: ClassVar[int] = 0x02000043
+    FIXED_MASK: ClassVar[int] = 0x00000000
+    FIXED_VALUE: ClassVar[int] = 0x00000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "one of dense (0), sparse (1)",
+        ),
+        FieldSpec(
+            "k_dim_hi", "int", 3, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "scale_b_id", "int", 4, 2, {},
+            "one of 0, 2",
+        ),
+        FieldSpec(
+            "atype", "enum", 7, 3, {"e2m1": 1},
+            "one of e2m1 (1)",
+        ),
+        FieldSpec(
+            "btype", "enum", 10, 2, {"e2m1": 1},
+            "one of e2m1 (1)",
+        ),
+        FieldSpec(
+            "sparsity_version", "int", 12, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_a", "flag", 13, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "negate_b", "flag", 14, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "transpose_a", "flag", 15, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "transpose_b", "flag", 16, 1, {},
+            "only 0",
+        ),
+        FieldSpec(
+            "n", "dimension", 17, 6, {},
+            "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
+            "of this kind)",
+        ),
+        FieldSpec(
+            "scale_type", "enum", 23, 2, {"ue4m3": 0, "ue8m0": 1, "ue5m3": 2},
+            "one of ue4m3 (0), ue8m0 (1), ue5m3 (2)",
+        ),
+        FieldSpec(
+            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "one of lanes32 (0), lanes128 (1)",
+        ),
+        FieldSpec(
+            "m", "dimension", 27, 2, {},
+            "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
+        ),
+        FieldSpec(
+            "scale_a_id", "int", 29, 2, {},
+            "one of 0, 2",
+        ),
+        FieldSpec(
+            "k_dim", "flag", 31, 1, {},
+            "0 to 1",
+        ),
+    )
+    SHAPES: ClassVar[ShapeTable] = ShapeTable(
+        ("m", "n"),
+        {
+            128: ((8, 256, 8), ),
+            256: ((16, 256, 16), ),
+        },
+        "128 or 256",
+        {
+            128: "8 to 256 in steps of 8",
+            256: "16 to 256 in steps of 16",
+        },
+        "one of the tcgen05.mma shapes",
+    )
+
+    sparsity: Sparsity
+    """Bit 2: Sparsity. Allowed: one of dense (0), sparse (1)."""
+
+    k_dim_hi: int
+    """Bit 3: K Dimension, high bit (k_dim holds the low bit). Allowed: 0 to 1."""
+
+    scale_b_id: int
+    """Bits 4-5: Matrix B Scale Factor Data ID. Allowed: one of 0, 2."""
+
+    atype: Atype
+    """Bits 7-9: atype (Matrix A type). Allowed: one of e2m1 (1)."""
+
+    btype: Btype
+    """Bits 10-11: btype (Matrix B type). Allowed: one of e2m1 (1)."""
+
+    sparsity_version: int
+    """Bit 12: Sparsity version. Allowed: 0 to 1."""
+
+    negate_a: int
+    """Bit 13: Negate A Matrix. Allowed: 0 to 1."""
+
+    negate_b: int
+    """Bit 14: Negate B Matrix. Allowed: 0 to 1."""
+
+    transpose_a: int
+    """Bit 15: Transpose A Matrix. Allowed: only 0."""
+
+    transpose_b: int
+    """Bit 16: Transpose B Matrix. Allowed: only 0."""
+
+    n: int
+    """Bits 17-22: N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of
+    8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_type: ScaleType
+    """Bits 23-24: Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue4m3 (0),
+    ue8m0 (1), ue5m3 (2)."""
+
+    scale_a_layout: ScaleALayout
+    """Bit 26: Scale Factor A layout. Allowed: one of lanes32 (0), lanes128 (1)."""
+
+    m: int
+    """Bits 27-28: M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded
+    as M >> 7; with n, one of the tcgen05.mma shapes of this kind)."""
+
+    scale_a_id: int
+    """Bits 29-30: Matrix A Scale Factor Data ID. Allowed: one of 0, 2."""
+
+    k_dim: int
+    """Bit 31: K Dimension (low bit; k_dim_hi holds the high bit). Allowed: 0 to 1."""
+
+    def __init__(
+        self,
+        *,
+        sparsity: Sparsity | int = Sparsity.DENSE,
+        k_dim_hi: int = 0,
+        scale_b_id: int = 0,
+        atype: Atype | int,
+        btype: Btype | int,
+        sparsity_version: int = 0,
+        negate_a: int = 0,
+        negate_b: int = 0,
+        transpose_a: int = 0,
+        transpose_b: int = 0,
+        n: int,
+        scale_type: ScaleType | int = ScaleType.UE4M3,
+        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        m: int,
+        scale_a_id: int = 0,
+        k_dim: int = 0,
+    ) -> None:
+        _set(self, "sparsity", _enum(self, 0, self.Sparsity, sparsity))
+        _range(self, 1, k_dim_hi, 0, 1)
+        _set(self, "k_dim_hi", k_dim_hi)
+        _codes(self, 2, scale_b_id, (0, 2))
+        _set(self, "scale_b_id", scale_b_id)
+        _set(self, "atype", _enum(self, 3, self.Atype, atype))
+        _set(self, "btype", _enum(self, 4, self.Btype, btype))
+        _range(self, 5, sparsity_version, 0, 1)
+        _set(self, "sparsity_version", sparsity_version)
+        _range(self, 6, negate_a, 0, 1)
+        _set(self, "negate_a", negate_a)
+        _range(self, 7, negate_b, 0, 1)
+        _set(self, "negate_b", negate_b)
+        _range(self, 8, transpose_a, 0, 0)
+        _set(self, "transpose_a", transpose_a)
+        _range(self, 9, transpose_b, 0, 0)
+        _set(self, "transpose_b", transpose_b)
+        _multiple(self, 10, n, 8, 504)
+        _set(self, "n", n)
+        _set(self, "scale_type", _enum(self, 11, self.ScaleType, scale_type))
+        _set(self, "scale_a_layout", _enum(self, 12, self.ScaleALayout, scale_a_layout))
+        _multiple(self, 13, m, 128, 384)
+        _set(self, "m", m)
+        _codes(self, 14, scale_a_id, (0, 2))
+        _set(self, "scale_a_id", scale_a_id)
+        _range(self, 15, k_dim, 0, 1)
+        _set(self, "k_dim", k_dim)
+        _shape(self, self.SHAPES, self.m, self.n)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> InstrDescSm107Mxf4nvf4:
+        return self
+
+    def __deepcopy__(self, memo: object) -> InstrDescSm107Mxf4nvf4:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"InstrDescSm107Mxf4nvf4("
+                f"sparsity={self.sparsity!r}, "
+                f"k_dim_hi={self.k_dim_hi!r}, "
+                f"scale_b_id={self.scale_b_id!r}, "
+                f"atype={self.atype!r}, "
+                f"btype={self.btype!r}, "
+                f"sparsity_version={self.sparsity_version!r}, "
+                f"negate_a={self.negate_a!r}, "
+                f"negate_b={self.negate_b!r}, "
+                f"transpose_a={self.transpose_a!r}, "
+                f"transpose_b={self.transpose_b!r}, "
+                f"n={self.n!r}, "
+                f"scale_type={self.scale_type!r}, "
+                f"scale_a_layout={self.scale_a_layout!r}, "
+                f"m={self.m!r}, "
+                f"scale_a_id={self.scale_a_id!r}, "
+                f"k_dim={self.k_dim!r}"
+                ")")
+
+    def replace(self, **changes: int) -> InstrDescSm107Mxf4nvf4:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 32-bit descriptor word."""
+        return (0x00000000
+                | (self.sparsity << 2)
+                | (self.k_dim_hi << 3)
+                | (self.scale_b_id << 4)
+                | (self.atype << 7)
+                | (self.btype << 10)
+                | (self.sparsity_version << 12)
+                | (self.negate_a << 13)
+                | (self.negate_b << 14)
+                | (self.transpose_a << 15)
+                | (self.transpose_b << 16)
+                | ((self.n >> 3) << 17)
+                | (self.scale_type << 23)
+                | (self.scale_a_layout << 26)
+                | ((self.m >> 7) << 27)
+                | (self.scale_a_id << 29)
+                | (self.k_dim << 31)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> InstrDescSm107Mxf4nvf4:
+        """Decode a 32-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 32, cls.RESERVED_MASK, "bits 0-1, bit 6, bit 25",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "",
+        )
+        return cls(
+            sparsity=_enum(cls, 0, cls.Sparsity, ((word >> 2) & 0x1)),
+            k_dim_hi=((word >> 3) & 0x1),
+            scale_b_id=((word >> 4) & 0x3),
+            atype=_enum(cls, 3, cls.Atype, ((word >> 7) & 0x7)),
+            btype=_enum(cls, 4, cls.Btype, ((word >> 10) & 0x3)),
+            sparsity_version=((word >> 12) & 0x1),
+            negate_a=((word >> 13) & 0x1),
+            negate_b=((word >> 14) & 0x1),
+            transpose_a=((word >> 15) & 0x1),
+            transpose_b=((word >> 16) & 0x1),
+            n=((word >> 17) & 0x3f) << 3,
+            scale_type=_enum(cls, 11, cls.ScaleType, ((word >> 23) & 0x3)),
+            scale_a_layout=_enum(cls, 12, cls.ScaleALayout, ((word >> 26) & 0x1)),
             m=((word >> 27) & 0x3) << 7,
             scale_a_id=((word >> 29) & 0x3),
             k_dim=((word >> 31) & 0x1),

@@ -17,7 +17,7 @@ form is supported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -1801,7 +1801,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "object": "mbarrier",
                         },
                         {
-                            "name": "count",
+                            "name": "arrival_count",
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
@@ -1905,7 +1905,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "object": "mbarrier",
                         },
                         {
-                            "name": "count",
+                            "name": "arrival_count",
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
@@ -1954,7 +1954,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "nocomplete-count",
                             "when": {"op": "noComplete"},
-                            "require": {"count": True},
+                            "require": {"arrival_count": True},
                             "message": ".noComplete needs the count operand",
                         },
                         {
@@ -1982,7 +1982,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "sink", "when": {"dst": "sink"}, "since": "7.1"},
                         {
                             "id": "count",
-                            "when": {"count": True, "op": "none"},
+                            "when": {"arrival_count": True, "op": "none"},
                             "targets": ["sm_90+"],
                             "since": "7.8",
                         },
@@ -2093,7 +2093,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "object": "mbarrier",
                         },
                         {
-                            "name": "count",
+                            "name": "arrival_count",
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
@@ -2142,7 +2142,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "nocomplete-count",
                             "when": {"op": "noComplete"},
-                            "require": {"count": True},
+                            "require": {"arrival_count": True},
                             "message": ".noComplete needs the count operand",
                         },
                         {
@@ -2169,7 +2169,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "mbarrier", "when": {}, "targets": ["sm_80+"], "since": "7.0"},
                         {
                             "id": "count",
-                            "when": {"count": True, "op": "none"},
+                            "when": {"arrival_count": True, "op": "none"},
                             "targets": ["sm_90+"],
                             "since": "7.8",
                         },
@@ -2565,7 +2565,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "mbarrier_pending_count",
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b64"]}],
                     "operands": [
-                        {"name": "count", "kind": "register", "io": "out", "type": "b32"},
+                        {"name": "pending", "kind": "register", "io": "out", "type": "b32"},
                         {"name": "state", "kind": "register", "type": "b64"},
                     ],
                     "gates": [
@@ -4379,6 +4379,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "mxf8f6f4",
                                 "mxf4",
                                 "mxf4nvf4",
+                                "ti16",
                             ],
                         },
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
@@ -4536,7 +4537,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "plain-kinds",
-                            "when": {"kind": ["f16", "tf32", "f8f6f4", "i8"]},
+                            "when": {"kind": ["f16", "tf32", "f8f6f4", "i8", "ti16"]},
                             "require": {"block_scale": False},
                             "message": (
                                 ".block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and "
@@ -4608,7 +4609,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "scale-input-d-kinds",
                             "when": {"scale_input_d": True},
                             "require": {"kind": ["f16", "tf32"]},
-                            "ptxas_accepts": {"kind": "i8"},
+                            "ptxas_accepts": {"kind": ["i8", "ti16"]},
                             "message": (
                                 "scale-input-d is only valid with .kind::f16 and .kind::tf32"
                             ),
@@ -4836,6 +4837,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "kind-i8",
                             "when": {"kind": "i8"},
                             "targets": ["sm_100a", "sm_101a", "sm_110a"],
+                        },
+                        {
+                            "id": "kind-ti16",
+                            "when": {"kind": "ti16"},
+                            "since": "9.4",
+                            "targets": ["sm_107a", "sm_107f"],
                         },
                         {
                             "id": "kind-mxf4-sparse",
@@ -5419,7 +5426,7 @@ FORM_COUNTS: dict[str, int] = {
     "barrier_cluster": 10,
     "mapa_address": 4,
     "barrier_named": 12,
-    "tcgen05_mma": 1568,
+    "tcgen05_mma": 1808,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
     "wgmma_fence": 1,
@@ -5478,9 +5485,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_inval":
         "1e97dfc7b4cf187235c989318d491445bffa7e628af6b82adf284882480b6ab8",
     "mbarrier_arrive":
-        "da95289cea79693e08ddb9c26ee4927116c69161b74d1c34e04184ea7d16810f",
+        "c1ebfe9367a5fd8ed78c2076c689887aa3f6bb655340847c824d044129e3855f",
     "mbarrier_arrive_drop":
-        "4c952e73925cc8207b7c05aeceb707cbafbcf21cc6ad2c6c818e61f26d054619",
+        "ca4a761fb67f843037eef5b6df533e2f16ae8691d2603aa7fbf984fbb98912bd",
     "mbarrier_expect_tx":
         "fbb7c1d9367c9a166e1c9ae9eb5a0c1997e51bf4b8a00ea101bdcf8a3a09d338",
     "mbarrier_complete_tx":
@@ -5510,7 +5517,7 @@ FORM_DIGESTS: dict[str, str] = {
     "barrier_named":
         "c29c7b621f8e09133109aaaafbeeedf96b9de7167c8d2ad288f73e392c592331",
     "tcgen05_mma":
-        "871631b547bfc98835a00542f095e97784df2cb080fca9906e750eaadfd2d738",
+        "5e37fe7d936fe89e49b41b4e4239c4e641757f76571d104c4cfb5d1ef97aab67",
     "wgmma_mma_async":
         "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp":
@@ -5535,20 +5542,33 @@ def support(opcode: str) -> Lookup:
     return _engine.lookup(instruction_set(), opcode)
 
 
-def _decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
-    from ptxgen.isa import DESCRIPTORS
-    from ptxgen.isa._runtime import spelled_fields
+def _decoder(target: str | None) -> Callable[[str, str | None, int], dict[str, int | str]]:
+    """Decode a word with the layout of ``target`` (None: the baseline tables, or the
+    only layout a kind has, such as .kind::ti16's)."""
+    def decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
+        from ptxgen.isa import DESCRIPTORS, VARIANTS, descriptor_class
+        from ptxgen.isa._runtime import spelled_fields
 
-    cls: Any = DESCRIPTORS[descriptor][kind]
-    return spelled_fields(cls.decode(word))
+        cls: Any
+        if target is not None:
+            cls = descriptor_class(descriptor, kind, target)
+        elif kind in DESCRIPTORS[descriptor]:
+            cls = DESCRIPTORS[descriptor][kind]
+        else:
+            cls = next(c[kind] for *_, c in VARIANTS[descriptor] if kind in c)
+        return spelled_fields(cls.decode(word))
+
+    return decode
 
 
-def descriptor_problems(opcode: str, **words: int) -> list[str]:
+def descriptor_problems(opcode: str, *, target: str | None = None, **words: int) -> list[str]:
     """Why descriptor operand values (``idesc=0x...``) break the spec's rules on them for
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
-    descriptor). Empty when they do not; raises PtxFormError for an invalid opcode."""
-    return _engine.descriptor_problems(instruction_set(), opcode, words, _decode)
+    descriptor). The words are read with the layout of ``target`` (None: the baseline
+    tables; ``"sm_107a"``: its layout variant). Empty when they do not; raises
+    PtxFormError for an invalid opcode."""
+    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target))
 
 
 def cp_async(
@@ -6386,7 +6406,7 @@ def mbarrier_init(
     space: str | None = None,
     type: str,
     addr: str,
-    count: str | int,
+    arrival_count: str | int,
 ) -> str:
     """``mbarrier.init``: initialize an mbarrier object with an expected arrival count.
 
@@ -6404,7 +6424,7 @@ def mbarrier_init(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: the mbarrier object (a generic address, or a 32-bit shared address with
             .shared{::cta}).
-        count: the expected arrival count, 1 to 2^20 - 1.
+        arrival_count: the expected arrival count, 1 to 2^20 - 1.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -6413,7 +6433,7 @@ def mbarrier_init(
         "space": space,
         "type": type,
         "addr": addr,
-        "count": count,
+        "arrival_count": arrival_count,
     })
 
 
@@ -6452,7 +6472,7 @@ def mbarrier_arrive(
     multicast: str | None = None,
     state: str | None = None,
     sink: bool | None = None,
-    count: str | int | None = None,
+    arrival_count: str | int | None = None,
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     type: str,
@@ -6482,8 +6502,8 @@ def mbarrier_arrive(
         sink: `_`: discard the token (one of state, sink).
         addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster
             address).
-        count: the number of arrivals (default 1) (optional; only when op = {noComplete,
-            none}).
+        arrival_count: the number of arrivals (default 1) (optional; only when op =
+            {noComplete, none}).
         tx_count: the transaction bytes to expect (txCount) (only when op = expect_tx).
         cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
             (only when multicast = multicast::cluster::32b).
@@ -6498,7 +6518,7 @@ def mbarrier_arrive(
         "multicast": multicast,
         "state": state,
         "sink": sink,
-        "count": count,
+        "arrival_count": arrival_count,
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "type": type,
@@ -6515,7 +6535,7 @@ def mbarrier_arrive_drop(
     multicast: str | None = None,
     state: str | None = None,
     sink: bool | None = None,
-    count: str | int | None = None,
+    arrival_count: str | int | None = None,
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     type: str,
@@ -6538,7 +6558,7 @@ def mbarrier_arrive_drop(
         state: the state token (returned by the _token wrappers) (one of state, sink).
         sink: `_`: discard the token (one of state, sink).
         addr: address.
-        count: register (optional; only when op = {noComplete, none}).
+        arrival_count: register (optional; only when op = {noComplete, none}).
         tx_count: register (only when op = expect_tx).
         cta_mask: register (only when multicast = multicast::cluster::32b).
 
@@ -6552,7 +6572,7 @@ def mbarrier_arrive_drop(
         "multicast": multicast,
         "state": state,
         "sink": sink,
-        "count": count,
+        "arrival_count": arrival_count,
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "type": type,
@@ -6745,7 +6765,7 @@ def mbarrier_try_wait(
 def mbarrier_pending_count(
     *,
     type: str,
-    count: str,
+    pending: str,
     state: str,
 ) -> str:
     """``mbarrier.pending_count``: the pending arrival count recorded in a state token.
@@ -6756,14 +6776,14 @@ def mbarrier_pending_count(
         type: one of b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        count: the pending count (returned).
+        pending: the pending count (returned).
         state: register.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("mbarrier_pending_count"), {
         "type": type,
-        "count": count,
+        "pending": pending,
         "state": state,
     })
 
@@ -7238,7 +7258,7 @@ def tcgen05_mma(
             Memory)
         cta_group: one of 1, 2. the MMA runs on this CTA's Tensor Memory (1) or on this CTA's
             and its peer CTA's (2)
-        kind: one of f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4. the kind of the
+        kind: one of f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16. the kind of the
             multiplicand element types
         block_scale: True writes .block_scale. A and B are scaled by scale_A and scale_B from
             Tensor Memory

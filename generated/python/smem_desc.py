@@ -21,10 +21,12 @@ from ptxgen.isa._runtime import (
     _range,
     _rebuild,
     _set,
+    _unavailable,
 )
 
 __all__ = [
     "SmemDesc",
+    "SmemDescSm107",
     "base_offset",
 ]
 
@@ -80,6 +82,12 @@ class SmemDesc:
 
     DESCRIPTOR: ClassVar[str] = "smem_desc"
     KIND: ClassVar[str | None] = None
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 64
     RESERVED_MASK: ClassVar[int] = 0x00000000c000c000
     FIXED_MASK: ClassVar[int] = 0x1fe1c00000000000
@@ -143,7 +151,14 @@ class SmemDesc:
         base_offset: int = 0,
         lbo_mode: int = 0,
         swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
+        **later: int,
     ) -> None:
+        if later:
+            _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
+                "k_segment": (
+                    "on sm_107a, sm_107f from PTX ISA 9.4 (class SmemDescSm107)"
+                ),
+            })
         _multiple(self, 0, start_address, 16, 262128)
         _set(self, "start_address", start_address)
         _multiple(self, 1, leading_byte_offset, 16, 262128)
@@ -194,6 +209,7 @@ class SmemDesc:
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
         if unknown:
+            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
         return type(self)(**values)
@@ -223,6 +239,244 @@ class SmemDesc:
             base_offset=((word >> 49) & 0x7),
             lbo_mode=((word >> 52) & 0x1),
             swizzle=_enum(cls, 5, cls.Swizzle, ((word >> 61) & 0x7)),
+        )
+
+    def hex(self) -> str:
+        """``0x`` and 16 zero-padded hex digits, as ``ptxgen encode`` prints."""
+        return f"0x{self.encode():016x}"
+
+
+class SmemDescSm107:
+    """tcgen05 shared memory descriptor (PTX ISA 9.4 9.7.18.4.1, Table 49: Shared memory
+    descriptor layout).
+
+    The sm107 layout: on sm_107a, sm_107f from PTX ISA 9.4 only (elsewhere the baseline
+    tables apply).
+
+    Describes a multiplicand matrix in the shared memory of the current CTA, including its
+    location. A 64-bit value held in a register.
+
+    Fields:
+        start_address (bits 0-14): matrix-descriptor-encode-15 (Matrix start address).
+            Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. Sources:
+            dsl-compiler, dsl-classes, third-party.
+        leading_byte_offset (bits 16-30): matrix-descriptor-encode-15 (Leading dimension byte
+            offset relative) OR matrix-descriptor-encode-15 (Leading dimension byte address
+            absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0.
+            Sources: dsl-classes, third-party.
+        stride_byte_offset (bits 32-45): matrix-descriptor-encode (Stride dimension byte
+            offset). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0.
+        base_offset (bits 49-51): Matrix base offset. Allowed: 0 to 7.
+        lbo_mode (bit 52): Leading dimension stride mode:. Allowed: 0 to 1.
+        k_segment (bit 53): K segment of matrix B in a 48-byte block of K = 128 elements
+            (.decompress::lut::b). Allowed: one of first (0), second (1). Sources:
+            dsl-classes, ptxas, third-party.
+        swizzle (bits 61-63): Specifies the swizzling mode to be used:. Allowed: one of none
+            (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6).
+
+    Reserved (must be 0): bit 15, bit 31.
+    Fixed: bits 46-48 = 0b1.
+    Fixed: bits 54-60 = 0b0.
+    """
+
+    class KSegment(IntEnum):
+        """K segment of matrix B in a 48-byte block of K = 128 elements (.decompress::lut::b)
+        (bit 53); the codes allowed for this kind."""
+
+        FIRST = 0
+        """K 0-63 at the start address (CLI spelling 'first')"""
+        SECOND = 1
+        """K 64-127 at the start address + 24 bytes (CLI spelling 'second')"""
+
+    class Swizzle(IntEnum):
+        """Specifies the swizzling mode to be used: (bits 61-63); the codes allowed for this
+        kind."""
+
+        SWIZZLE_NONE = 0
+        """No swizzling (CLI spelling 'none')"""
+        SWIZZLE_128B_BASE32B = 1
+        """128-Byte with 32B atomic swizzling (CLI spelling '128b_base32b')"""
+        SWIZZLE_128B = 2
+        """128-Byte swizzling (CLI spelling '128b')"""
+        SWIZZLE_64B = 4
+        """64-Byte swizzling (CLI spelling '64b')"""
+        SWIZZLE_32B = 6
+        """32-Byte swizzling (CLI spelling '32b')"""
+
+    __slots__ = (
+        "base_offset",
+        "k_segment",
+        "lbo_mode",
+        "leading_byte_offset",
+        "start_address",
+        "stride_byte_offset",
+        "swizzle",
+    )
+
+    DESCRIPTOR: ClassVar[str] = "smem_desc"
+    KIND: ClassVar[str | None] = None
+    VARIANT: ClassVar[str | None] = "sm107"
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = "9.4"
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = ("sm_107a", "sm_107f", )
+    """The targets a variant applies to (None: the baseline)."""
+    WORD_BITS: ClassVar[int] = 64
+    RESERVED_MASK: ClassVar[int] = 0x0000000080008000
+    FIXED_MASK: ClassVar[int] = 0x1fc1c00000000000
+    FIXED_VALUE: ClassVar[int] = 0x0000400000000000
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
+        FieldSpec(
+            "start_address", "address", 0, 15, {},
+            "a byte value that is a multiple of 16 from 0 to 0x7fff0",
+        ),
+        FieldSpec(
+            "leading_byte_offset", "address", 16, 15, {},
+            "a byte value that is a multiple of 16 from 0 to 0x7fff0",
+        ),
+        FieldSpec(
+            "stride_byte_offset", "address", 32, 14, {},
+            "a byte value that is a multiple of 16 from 0 to 0x3fff0",
+        ),
+        FieldSpec(
+            "base_offset", "int", 49, 3, {},
+            "0 to 7",
+        ),
+        FieldSpec(
+            "lbo_mode", "flag", 52, 1, {},
+            "0 to 1",
+        ),
+        FieldSpec(
+            "k_segment", "enum", 53, 1, {"first": 0, "second": 1},
+            "one of first (0), second (1)",
+        ),
+        FieldSpec(
+            "swizzle", "enum", 61, 3, {"none": 0, "128b_base32b": 1, "128b": 2, "64b": 4, "32b": 6},
+            "one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6)",
+        ),
+    )
+
+    start_address: int
+    """Bits 0-14: matrix-descriptor-encode-15 (Matrix start address). Allowed: a byte value that
+    is a multiple of 16 from 0 to 0x7fff0."""
+
+    leading_byte_offset: int
+    """Bits 16-30: matrix-descriptor-encode-15 (Leading dimension byte offset relative) OR
+    matrix-descriptor-encode-15 (Leading dimension byte address absolute). Allowed: a byte
+    value that is a multiple of 16 from 0 to 0x7fff0."""
+
+    stride_byte_offset: int
+    """Bits 32-45: matrix-descriptor-encode (Stride dimension byte offset). Allowed: a byte
+    value that is a multiple of 16 from 0 to 0x3fff0."""
+
+    base_offset: int
+    """Bits 49-51: Matrix base offset. Allowed: 0 to 7."""
+
+    lbo_mode: int
+    """Bit 52: Leading dimension stride mode:. Allowed: 0 to 1."""
+
+    k_segment: KSegment
+    """Bit 53: K segment of matrix B in a 48-byte block of K = 128 elements
+    (.decompress::lut::b). Allowed: one of first (0), second (1)."""
+
+    swizzle: Swizzle
+    """Bits 61-63: Specifies the swizzling mode to be used:. Allowed: one of none (0),
+    128b_base32b (1), 128b (2), 64b (4), 32b (6)."""
+
+    def __init__(
+        self,
+        *,
+        start_address: int = 0,
+        leading_byte_offset: int = 0,
+        stride_byte_offset: int = 0,
+        base_offset: int = 0,
+        lbo_mode: int = 0,
+        k_segment: KSegment | int = KSegment.FIRST,
+        swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
+    ) -> None:
+        _multiple(self, 0, start_address, 16, 524272)
+        _set(self, "start_address", start_address)
+        _multiple(self, 1, leading_byte_offset, 16, 524272)
+        _set(self, "leading_byte_offset", leading_byte_offset)
+        _multiple(self, 2, stride_byte_offset, 16, 262128)
+        _set(self, "stride_byte_offset", stride_byte_offset)
+        _range(self, 3, base_offset, 0, 7)
+        _set(self, "base_offset", base_offset)
+        _range(self, 4, lbo_mode, 0, 1)
+        _set(self, "lbo_mode", lbo_mode)
+        _set(self, "k_segment", _enum(self, 5, self.KSegment, k_segment))
+        _set(self, "swizzle", _enum(self, 6, self.Swizzle, swizzle))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use replace()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; its fields cannot be deleted")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), {f.name: int(getattr(self, f.name)) for f in self.FIELDS}))
+
+    def __copy__(self) -> SmemDescSm107:
+        return self
+
+    def __deepcopy__(self, memo: object) -> SmemDescSm107:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.encode() == other.encode()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.encode()))
+
+    def __repr__(self) -> str:
+        return (f"SmemDescSm107("
+                f"start_address={self.start_address!r}, "
+                f"leading_byte_offset={self.leading_byte_offset!r}, "
+                f"stride_byte_offset={self.stride_byte_offset!r}, "
+                f"base_offset={self.base_offset!r}, "
+                f"lbo_mode={self.lbo_mode!r}, "
+                f"k_segment={self.k_segment!r}, "
+                f"swizzle={self.swizzle!r}"
+                ")")
+
+    def replace(self, **changes: int) -> SmemDescSm107:
+        """A copy with some fields changed (validated like the constructor)."""
+        values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def encode(self) -> int:
+        """The 64-bit descriptor word."""
+        return (0x0000400000000000
+                | (((self.start_address & 0x7ffff) >> 4) << 0)
+                | (((self.leading_byte_offset & 0x7ffff) >> 4) << 16)
+                | (((self.stride_byte_offset & 0x3ffff) >> 4) << 32)
+                | (self.base_offset << 49)
+                | (self.lbo_mode << 52)
+                | (self.k_segment << 53)
+                | (self.swizzle << 61)
+                )
+
+    @classmethod
+    def decode(cls, word: int) -> SmemDescSm107:
+        """Decode a 64-bit word; DescriptorError on any bit the table forbids."""
+        word = _check_word(
+            cls, word, 64, cls.RESERVED_MASK, "bit 15, bit 31",
+            cls.FIXED_MASK, cls.FIXED_VALUE, "bits 46-48 = 0b1, bits 54-60 = 0b0",
+        )
+        return cls(
+            start_address=((word >> 0) & 0x7fff) << 4,
+            leading_byte_offset=((word >> 16) & 0x7fff) << 4,
+            stride_byte_offset=((word >> 32) & 0x3fff) << 4,
+            base_offset=((word >> 49) & 0x7),
+            lbo_mode=((word >> 52) & 0x1),
+            k_segment=_enum(cls, 5, cls.KSegment, ((word >> 53) & 0x1)),
+            swizzle=_enum(cls, 6, cls.Swizzle, ((word >> 61) & 0x7)),
         )
 
     def hex(self) -> str:

@@ -81,6 +81,12 @@ class ZeroColumnMaskDesc:
 
     DESCRIPTOR: ClassVar[str] = "zero_column_mask_desc"
     KIND: ClassVar[str | None] = None
+    VARIANT: ClassVar[str | None] = None
+    """The layout variant (None: the baseline tables, for every target without one)."""
+    SINCE: ClassVar[str | None] = None
+    """The PTX ISA version a variant exists from (None: the baseline)."""
+    TARGETS: ClassVar[tuple[str, ...] | None] = None
+    """The targets a variant applies to (None: the baseline)."""
     WORD_BITS: ClassVar[int] = 64
     RESERVED_MASK: ClassVar[int] = 0xc000007000000000
     FIXED_MASK: ClassVar[int] = 0x0000000000000000

@@ -19,6 +19,13 @@ from ptxgen.isa.instr_desc import (
     InstrDescMxf4,
     InstrDescMxf4nvf4,
     InstrDescMxf8f6f4,
+    InstrDescSm107F8f6f4,
+    InstrDescSm107F16,
+    InstrDescSm107Mxf4,
+    InstrDescSm107Mxf4nvf4,
+    InstrDescSm107Mxf8f6f4,
+    InstrDescSm107Tf32,
+    InstrDescSm107Ti16,
     InstrDescTf32,
 )
 
@@ -905,7 +912,9 @@ INSTRDESCMXF4_SHAPES = st.sampled_from([
         (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
         (256, 224), (256, 240), (256, 256),
     ])
-INSTRDESCMXF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128}
+INSTRDESCMXF4_MINIMAL: dict[str, Any] = {
+    'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128,
+}
 
 
 @SETTINGS
@@ -1230,4 +1239,1301 @@ def test_instrdescmxf4nvf4_decode_rejects_disallowed_codes(field: str, lsb: int,
 def test_instrdescmxf4nvf4_word_range(word: int) -> None:
     with pytest.raises(DescriptorError) as err:
         InstrDescMxf4nvf4.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107Tf32 ----------------------------------------------------
+
+INSTRDESCSM107TF32_FIELDS = st.fixed_dictionaries({
+    "sparsity_selector": st.integers(0, 3),
+    "sparsity": st.sampled_from([0, 1]),
+    "saturate": st.sampled_from([0]),
+    "dtype": st.sampled_from([1]),
+    "atype": st.sampled_from([2]),
+    "btype": st.sampled_from([2]),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0, 1]),
+    "transpose_b": st.sampled_from([0, 1]),
+    "k_dim": st.sampled_from([0]),
+    "max_shift": st.sampled_from([0, 1, 2, 3]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107TF32_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107TF32_MINIMAL: dict[str, Any] = {
+    'dtype': 1, 'atype': 2, 'btype': 2, 'n': 8, 'm': 64,
+}
+
+
+@SETTINGS
+@given(INSTRDESCSM107TF32_FIELDS, INSTRDESCSM107TF32_SHAPES)
+def test_instrdescsm107tf32_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107Tf32(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107Tf32.decode(word) == desc
+    v = values["sparsity_selector"]
+    assert (word >> 0) & 0x3 == int(v), "sparsity_selector"
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["saturate"]
+    assert (word >> 3) & 0x1 == int(v), "saturate"
+    v = values["dtype"]
+    assert (word >> 4) & 0x3 == int(v), "dtype"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x7 == int(v), "btype"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["m"]
+    assert (word >> 24) & 0x1f == v >> 4, "m"
+    v = values["k_dim"]
+    assert (word >> 29) & 0x1 == int(v), "k_dim"
+    v = values["max_shift"]
+    assert (word >> 30) & 0x3 == int(v), "max_shift"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity_selector", -1, "negative"),
+    ("sparsity_selector", True, "a bool, not an int"),
+    ("sparsity_selector", '1', "a string, not an int"),
+    ("sparsity_selector", 4, "does not fit in 2 bit(s)"),
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("saturate", -1, "negative"),
+    ("saturate", True, "a bool, not an int"),
+    ("saturate", '1', "a string, not an int"),
+    ("saturate", 1, "a code the table does not allow for this kind"),
+    ("saturate", 2, "does not fit in 1 bit(s)"),
+    ("dtype", -1, "negative"),
+    ("dtype", True, "a bool, not an int"),
+    ("dtype", '1', "a string, not an int"),
+    ("dtype", 0, "a code the table does not allow for this kind"),
+    ("dtype", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 0, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 0, "a code the table does not allow for this kind"),
+    ("btype", 8, "does not fit in 3 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 24, "not a multiple of 16"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 1, "a code the table does not allow for this kind"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+    ("max_shift", -1, "negative"),
+    ("max_shift", True, "a bool, not an int"),
+    ("max_shift", '1', "a string, not an int"),
+    ("max_shift", 4, "does not fit in 2 bit(s)"),
+])
+def test_instrdescsm107tf32_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Tf32(**{**INSTRDESCSM107TF32_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [6, 23])
+def test_instrdescsm107tf32_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107Tf32(**INSTRDESCSM107TF32_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Tf32.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("saturate", 3, 1),
+    ("dtype", 4, 0),
+    ("dtype", 4, 2),
+    ("dtype", 4, 3),
+    ("atype", 7, 0),
+    ("atype", 7, 1),
+    ("atype", 7, 3),
+    ("atype", 7, 4),
+    ("btype", 10, 0),
+    ("btype", 10, 1),
+    ("btype", 10, 3),
+    ("btype", 10, 4),
+    ("k_dim", 29, 1),
+])
+def test_instrdescsm107tf32_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107Tf32(**INSTRDESCSM107TF32_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Tf32.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107tf32_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Tf32.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107F16 -----------------------------------------------------
+
+INSTRDESCSM107F16_FIELDS = st.fixed_dictionaries({
+    "sparsity_selector": st.integers(0, 3),
+    "sparsity": st.sampled_from([0, 1]),
+    "saturate": st.sampled_from([0]),
+    "dtype": st.sampled_from([0, 1]),
+    "atype": st.sampled_from([0, 1]),
+    "btype": st.sampled_from([0, 1]),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0, 1]),
+    "transpose_b": st.sampled_from([0, 1]),
+    "k_dim": st.sampled_from([0]),
+    "max_shift": st.sampled_from([0, 1, 2, 3]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107F16_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107F16_MINIMAL: dict[str, Any] = {'n': 8, 'm': 64}
+
+
+@SETTINGS
+@given(INSTRDESCSM107F16_FIELDS, INSTRDESCSM107F16_SHAPES)
+def test_instrdescsm107f16_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107F16(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107F16.decode(word) == desc
+    v = values["sparsity_selector"]
+    assert (word >> 0) & 0x3 == int(v), "sparsity_selector"
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["saturate"]
+    assert (word >> 3) & 0x1 == int(v), "saturate"
+    v = values["dtype"]
+    assert (word >> 4) & 0x3 == int(v), "dtype"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x7 == int(v), "btype"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["m"]
+    assert (word >> 24) & 0x1f == v >> 4, "m"
+    v = values["k_dim"]
+    assert (word >> 29) & 0x1 == int(v), "k_dim"
+    v = values["max_shift"]
+    assert (word >> 30) & 0x3 == int(v), "max_shift"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity_selector", -1, "negative"),
+    ("sparsity_selector", True, "a bool, not an int"),
+    ("sparsity_selector", '1', "a string, not an int"),
+    ("sparsity_selector", 4, "does not fit in 2 bit(s)"),
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("saturate", -1, "negative"),
+    ("saturate", True, "a bool, not an int"),
+    ("saturate", '1', "a string, not an int"),
+    ("saturate", 1, "a code the table does not allow for this kind"),
+    ("saturate", 2, "does not fit in 1 bit(s)"),
+    ("dtype", -1, "negative"),
+    ("dtype", True, "a bool, not an int"),
+    ("dtype", '1', "a string, not an int"),
+    ("dtype", 2, "a code the table does not allow for this kind"),
+    ("dtype", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 2, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 2, "a code the table does not allow for this kind"),
+    ("btype", 8, "does not fit in 3 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 24, "not a multiple of 16"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 1, "a code the table does not allow for this kind"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+    ("max_shift", -1, "negative"),
+    ("max_shift", True, "a bool, not an int"),
+    ("max_shift", '1', "a string, not an int"),
+    ("max_shift", 4, "does not fit in 2 bit(s)"),
+])
+def test_instrdescsm107f16_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F16(**{**INSTRDESCSM107F16_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [6, 23])
+def test_instrdescsm107f16_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107F16(**INSTRDESCSM107F16_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F16.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("saturate", 3, 1),
+    ("dtype", 4, 2),
+    ("dtype", 4, 3),
+    ("atype", 7, 2),
+    ("atype", 7, 3),
+    ("atype", 7, 4),
+    ("atype", 7, 5),
+    ("btype", 10, 2),
+    ("btype", 10, 3),
+    ("btype", 10, 4),
+    ("btype", 10, 5),
+    ("k_dim", 29, 1),
+])
+def test_instrdescsm107f16_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107F16(**INSTRDESCSM107F16_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F16.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107f16_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F16.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107F8f6f4 --------------------------------------------------
+
+INSTRDESCSM107F8F6F4_FIELDS = st.fixed_dictionaries({
+    "sparsity_selector": st.integers(0, 3),
+    "sparsity": st.sampled_from([0, 1]),
+    "saturate": st.sampled_from([0]),
+    "dtype": st.sampled_from([0, 1]),
+    "atype": st.sampled_from([0, 1, 3, 4, 5]),
+    "btype": st.sampled_from([0, 1, 3, 4, 5]),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0, 1]),
+    "transpose_b": st.sampled_from([0, 1]),
+    "k_dim": st.sampled_from([0, 1]),
+    "max_shift": st.sampled_from([0, 1, 2, 3]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107F8F6F4_SHAPES = st.sampled_from([
+        (32, 64), (32, 128), (32, 256), (64, 8), (64, 16), (64, 24), (64, 32), (64, 40), (64, 48),
+        (64, 56), (64, 64), (64, 72), (64, 80), (64, 88), (64, 96), (64, 104), (64, 112),
+        (64, 120), (64, 128), (64, 136), (64, 144), (64, 152), (64, 160), (64, 168), (64, 176),
+        (64, 184), (64, 192), (64, 200), (64, 208), (64, 216), (64, 224), (64, 232), (64, 240),
+        (64, 248), (64, 256), (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48),
+        (128, 56), (128, 64), (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112),
+        (128, 120), (128, 128), (128, 136), (128, 144), (128, 152), (128, 160), (128, 168),
+        (128, 176), (128, 184), (128, 192), (128, 200), (128, 208), (128, 216), (128, 224),
+        (128, 232), (128, 240), (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64),
+        (256, 80), (256, 96), (256, 112), (256, 128), (256, 144), (256, 160), (256, 176),
+        (256, 192), (256, 208), (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107F8F6F4_MINIMAL: dict[str, Any] = {'n': 8, 'm': 64}
+
+
+@SETTINGS
+@given(INSTRDESCSM107F8F6F4_FIELDS, INSTRDESCSM107F8F6F4_SHAPES)
+def test_instrdescsm107f8f6f4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107F8f6f4(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107F8f6f4.decode(word) == desc
+    v = values["sparsity_selector"]
+    assert (word >> 0) & 0x3 == int(v), "sparsity_selector"
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["saturate"]
+    assert (word >> 3) & 0x1 == int(v), "saturate"
+    v = values["dtype"]
+    assert (word >> 4) & 0x3 == int(v), "dtype"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x7 == int(v), "btype"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["m"]
+    assert (word >> 24) & 0x1f == v >> 4, "m"
+    v = values["k_dim"]
+    assert (word >> 29) & 0x1 == int(v), "k_dim"
+    v = values["max_shift"]
+    assert (word >> 30) & 0x3 == int(v), "max_shift"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity_selector", -1, "negative"),
+    ("sparsity_selector", True, "a bool, not an int"),
+    ("sparsity_selector", '1', "a string, not an int"),
+    ("sparsity_selector", 4, "does not fit in 2 bit(s)"),
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("saturate", -1, "negative"),
+    ("saturate", True, "a bool, not an int"),
+    ("saturate", '1', "a string, not an int"),
+    ("saturate", 1, "a code the table does not allow for this kind"),
+    ("saturate", 2, "does not fit in 1 bit(s)"),
+    ("dtype", -1, "negative"),
+    ("dtype", True, "a bool, not an int"),
+    ("dtype", '1', "a string, not an int"),
+    ("dtype", 2, "a code the table does not allow for this kind"),
+    ("dtype", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 2, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 2, "a code the table does not allow for this kind"),
+    ("btype", 8, "does not fit in 3 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 64"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 24, "not a multiple of 16"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 16, "no shape of the kind has it"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+    ("max_shift", -1, "negative"),
+    ("max_shift", True, "a bool, not an int"),
+    ("max_shift", '1', "a string, not an int"),
+    ("max_shift", 4, "does not fit in 2 bit(s)"),
+])
+def test_instrdescsm107f8f6f4_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F8f6f4(**{**INSTRDESCSM107F8F6F4_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [6, 23])
+def test_instrdescsm107f8f6f4_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107F8f6f4(**INSTRDESCSM107F8F6F4_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F8f6f4.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("saturate", 3, 1),
+    ("dtype", 4, 2),
+    ("dtype", 4, 3),
+    ("atype", 7, 2),
+    ("atype", 7, 6),
+    ("atype", 7, 7),
+    ("btype", 10, 2),
+    ("btype", 10, 6),
+    ("btype", 10, 7),
+])
+def test_instrdescsm107f8f6f4_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107F8f6f4(**INSTRDESCSM107F8F6F4_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F8f6f4.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107f8f6f4_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107F8f6f4.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107Ti16 ----------------------------------------------------
+
+INSTRDESCSM107TI16_FIELDS = st.fixed_dictionaries({
+    "sparsity_selector": st.integers(0, 3),
+    "sparsity": st.sampled_from([0, 1]),
+    "saturate": st.sampled_from([0]),
+    "dtype": st.sampled_from([2]),
+    "atype": st.sampled_from([3]),
+    "btype": st.sampled_from([3]),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0]),
+    "transpose_b": st.sampled_from([0]),
+    "n": st.integers(0, 63).map(lambda v: v * 8),
+    "m": st.integers(0, 31).map(lambda v: v * 16),
+    "k_dim": st.sampled_from([0]),
+    "max_shift": st.sampled_from([0, 1, 2, 3]),
+})
+INSTRDESCSM107TI16_MINIMAL: dict[str, Any] = {'dtype': 2, 'atype': 3, 'btype': 3}
+
+
+@SETTINGS
+@given(INSTRDESCSM107TI16_FIELDS)
+def test_instrdescsm107ti16_round_trip(values: dict[str, Any]) -> None:
+    desc = InstrDescSm107Ti16(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107Ti16.decode(word) == desc
+    v = values["sparsity_selector"]
+    assert (word >> 0) & 0x3 == int(v), "sparsity_selector"
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["saturate"]
+    assert (word >> 3) & 0x1 == int(v), "saturate"
+    v = values["dtype"]
+    assert (word >> 4) & 0x3 == int(v), "dtype"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x7 == int(v), "btype"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["m"]
+    assert (word >> 24) & 0x1f == v >> 4, "m"
+    v = values["k_dim"]
+    assert (word >> 29) & 0x1 == int(v), "k_dim"
+    v = values["max_shift"]
+    assert (word >> 30) & 0x3 == int(v), "max_shift"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity_selector", -1, "negative"),
+    ("sparsity_selector", True, "a bool, not an int"),
+    ("sparsity_selector", '1', "a string, not an int"),
+    ("sparsity_selector", 4, "does not fit in 2 bit(s)"),
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("saturate", -1, "negative"),
+    ("saturate", True, "a bool, not an int"),
+    ("saturate", '1', "a string, not an int"),
+    ("saturate", 1, "a code the table does not allow for this kind"),
+    ("saturate", 2, "does not fit in 1 bit(s)"),
+    ("dtype", -1, "negative"),
+    ("dtype", True, "a bool, not an int"),
+    ("dtype", '1', "a string, not an int"),
+    ("dtype", 0, "a code the table does not allow for this kind"),
+    ("dtype", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 0, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 0, "a code the table does not allow for this kind"),
+    ("btype", 8, "does not fit in 3 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 1, "a code the table does not allow for this kind"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 1, "a code the table does not allow for this kind"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 24, "not a multiple of 16"),
+    ("m", 512, "too large for the field"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 1, "a code the table does not allow for this kind"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+    ("max_shift", -1, "negative"),
+    ("max_shift", True, "a bool, not an int"),
+    ("max_shift", '1', "a string, not an int"),
+    ("max_shift", 4, "does not fit in 2 bit(s)"),
+])
+def test_instrdescsm107ti16_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Ti16(**{**INSTRDESCSM107TI16_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [6, 23])
+def test_instrdescsm107ti16_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107Ti16(**INSTRDESCSM107TI16_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Ti16.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("saturate", 3, 1),
+    ("dtype", 4, 0),
+    ("dtype", 4, 1),
+    ("dtype", 4, 3),
+    ("atype", 7, 0),
+    ("atype", 7, 1),
+    ("atype", 7, 2),
+    ("atype", 7, 4),
+    ("btype", 10, 0),
+    ("btype", 10, 1),
+    ("btype", 10, 2),
+    ("btype", 10, 4),
+    ("transpose_a", 15, 1),
+    ("transpose_b", 16, 1),
+    ("k_dim", 29, 1),
+])
+def test_instrdescsm107ti16_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107Ti16(**INSTRDESCSM107TI16_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Ti16.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107ti16_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Ti16.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107Mxf8f6f4 ------------------------------------------------
+
+INSTRDESCSM107MXF8F6F4_FIELDS = st.fixed_dictionaries({
+    "sparsity": st.sampled_from([0, 1]),
+    "scale_b_id": st.integers(0, 3),
+    "atype": st.sampled_from([0, 1, 3, 4, 5]),
+    "btype": st.sampled_from([0, 1, 3, 4, 5]),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0, 1]),
+    "transpose_b": st.sampled_from([0, 1]),
+    "scale_type": st.sampled_from([1]),
+    "scale_a_layout": st.sampled_from([0, 1]),
+    "scale_a_id": st.integers(0, 3),
+    "k_dim": st.sampled_from([0, 1]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107MXF8F6F4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107MXF8F6F4_MINIMAL: dict[str, Any] = {'n': 8, 'scale_type': 1, 'm': 128}
+
+
+@SETTINGS
+@given(INSTRDESCSM107MXF8F6F4_FIELDS, INSTRDESCSM107MXF8F6F4_SHAPES)
+def test_instrdescsm107mxf8f6f4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107Mxf8f6f4(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107Mxf8f6f4.decode(word) == desc
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["scale_b_id"]
+    assert (word >> 4) & 0x3 == int(v), "scale_b_id"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x7 == int(v), "btype"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["scale_type"]
+    assert (word >> 23) & 0x1 == int(v), "scale_type"
+    v = values["scale_a_layout"]
+    assert (word >> 26) & 0x1 == int(v), "scale_a_layout"
+    v = values["m"]
+    assert (word >> 27) & 0x3 == v >> 7, "m"
+    v = values["scale_a_id"]
+    assert (word >> 29) & 0x3 == int(v), "scale_a_id"
+    v = values["k_dim"]
+    assert (word >> 31) & 0x1 == int(v), "k_dim"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("scale_b_id", -1, "negative"),
+    ("scale_b_id", True, "a bool, not an int"),
+    ("scale_b_id", '1', "a string, not an int"),
+    ("scale_b_id", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 2, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 2, "a code the table does not allow for this kind"),
+    ("btype", 8, "does not fit in 3 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
+    ("scale_type", -1, "negative"),
+    ("scale_type", True, "a bool, not an int"),
+    ("scale_type", '1', "a string, not an int"),
+    ("scale_type", 0, "a code the table does not allow for this kind"),
+    ("scale_type", 2, "does not fit in 1 bit(s)"),
+    ("scale_a_layout", -1, "negative"),
+    ("scale_a_layout", True, "a bool, not an int"),
+    ("scale_a_layout", '1', "a string, not an int"),
+    ("scale_a_layout", 2, "does not fit in 1 bit(s)"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 192, "not a multiple of 128"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
+    ("scale_a_id", -1, "negative"),
+    ("scale_a_id", True, "a bool, not an int"),
+    ("scale_a_id", '1', "a string, not an int"),
+    ("scale_a_id", 4, "does not fit in 2 bit(s)"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+])
+def test_instrdescsm107mxf8f6f4_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf8f6f4(**{**INSTRDESCSM107MXF8F6F4_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [0, 1, 3, 6, 24, 25])
+def test_instrdescsm107mxf8f6f4_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107Mxf8f6f4(**INSTRDESCSM107MXF8F6F4_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf8f6f4.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("atype", 7, 2),
+    ("atype", 7, 6),
+    ("atype", 7, 7),
+    ("btype", 10, 2),
+    ("btype", 10, 6),
+    ("btype", 10, 7),
+    ("scale_type", 23, 0),
+])
+def test_instrdescsm107mxf8f6f4_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107Mxf8f6f4(**INSTRDESCSM107MXF8F6F4_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf8f6f4.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107mxf8f6f4_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf8f6f4.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107Mxf4 ----------------------------------------------------
+
+INSTRDESCSM107MXF4_FIELDS = st.fixed_dictionaries({
+    "sparsity": st.sampled_from([0, 1]),
+    "k_dim_hi": st.sampled_from([0, 1]),
+    "scale_b_id": st.sampled_from([0, 2]),
+    "atype": st.sampled_from([1]),
+    "btype": st.sampled_from([1]),
+    "sparsity_version": st.integers(0, 1),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0]),
+    "transpose_b": st.sampled_from([0]),
+    "scale_type": st.sampled_from([1]),
+    "scale_a_layout": st.sampled_from([0, 1]),
+    "scale_a_id": st.sampled_from([0, 2]),
+    "k_dim": st.sampled_from([0, 1]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107MXF4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107MXF4_MINIMAL: dict[str, Any] = {
+    'atype': 1, 'btype': 1, 'n': 8, 'scale_type': 1, 'm': 128,
+}
+
+
+@SETTINGS
+@given(INSTRDESCSM107MXF4_FIELDS, INSTRDESCSM107MXF4_SHAPES)
+def test_instrdescsm107mxf4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107Mxf4(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107Mxf4.decode(word) == desc
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["k_dim_hi"]
+    assert (word >> 3) & 0x1 == int(v), "k_dim_hi"
+    v = values["scale_b_id"]
+    assert (word >> 4) & 0x3 == int(v), "scale_b_id"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x3 == int(v), "btype"
+    v = values["sparsity_version"]
+    assert (word >> 12) & 0x1 == int(v), "sparsity_version"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["scale_type"]
+    assert (word >> 23) & 0x3 == int(v), "scale_type"
+    v = values["scale_a_layout"]
+    assert (word >> 26) & 0x1 == int(v), "scale_a_layout"
+    v = values["m"]
+    assert (word >> 27) & 0x3 == v >> 7, "m"
+    v = values["scale_a_id"]
+    assert (word >> 29) & 0x3 == int(v), "scale_a_id"
+    v = values["k_dim"]
+    assert (word >> 31) & 0x1 == int(v), "k_dim"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("k_dim_hi", -1, "negative"),
+    ("k_dim_hi", True, "a bool, not an int"),
+    ("k_dim_hi", '1', "a string, not an int"),
+    ("k_dim_hi", 2, "does not fit in 1 bit(s)"),
+    ("scale_b_id", -1, "negative"),
+    ("scale_b_id", True, "a bool, not an int"),
+    ("scale_b_id", '1', "a string, not an int"),
+    ("scale_b_id", 1, "a code the table does not allow for this kind"),
+    ("scale_b_id", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 0, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 0, "a code the table does not allow for this kind"),
+    ("btype", 4, "does not fit in 2 bit(s)"),
+    ("sparsity_version", -1, "negative"),
+    ("sparsity_version", True, "a bool, not an int"),
+    ("sparsity_version", '1', "a string, not an int"),
+    ("sparsity_version", 2, "does not fit in 1 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 1, "a code the table does not allow for this kind"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 1, "a code the table does not allow for this kind"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
+    ("scale_type", -1, "negative"),
+    ("scale_type", True, "a bool, not an int"),
+    ("scale_type", '1', "a string, not an int"),
+    ("scale_type", 0, "a code the table does not allow for this kind"),
+    ("scale_type", 4, "does not fit in 2 bit(s)"),
+    ("scale_a_layout", -1, "negative"),
+    ("scale_a_layout", True, "a bool, not an int"),
+    ("scale_a_layout", '1', "a string, not an int"),
+    ("scale_a_layout", 2, "does not fit in 1 bit(s)"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 192, "not a multiple of 128"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
+    ("scale_a_id", -1, "negative"),
+    ("scale_a_id", True, "a bool, not an int"),
+    ("scale_a_id", '1', "a string, not an int"),
+    ("scale_a_id", 1, "a code the table does not allow for this kind"),
+    ("scale_a_id", 4, "does not fit in 2 bit(s)"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+])
+def test_instrdescsm107mxf4_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4(**{**INSTRDESCSM107MXF4_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [0, 1, 6, 25])
+def test_instrdescsm107mxf4_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107Mxf4(**INSTRDESCSM107MXF4_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("scale_b_id", 4, 1),
+    ("scale_b_id", 4, 3),
+    ("atype", 7, 0),
+    ("atype", 7, 2),
+    ("atype", 7, 3),
+    ("atype", 7, 4),
+    ("btype", 10, 0),
+    ("btype", 10, 2),
+    ("btype", 10, 3),
+    ("transpose_a", 15, 1),
+    ("transpose_b", 16, 1),
+    ("scale_type", 23, 0),
+    ("scale_type", 23, 2),
+    ("scale_type", 23, 3),
+    ("scale_a_id", 29, 1),
+    ("scale_a_id", 29, 3),
+])
+def test_instrdescsm107mxf4_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107Mxf4(**INSTRDESCSM107MXF4_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107mxf4_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4.decode(word)
+    assert err.value.field == "word"
+
+# -- InstrDescSm107Mxf4nvf4 ------------------------------------------------
+
+INSTRDESCSM107MXF4NVF4_FIELDS = st.fixed_dictionaries({
+    "sparsity": st.sampled_from([0, 1]),
+    "k_dim_hi": st.sampled_from([0, 1]),
+    "scale_b_id": st.sampled_from([0, 2]),
+    "atype": st.sampled_from([1]),
+    "btype": st.sampled_from([1]),
+    "sparsity_version": st.integers(0, 1),
+    "negate_a": st.sampled_from([0, 1]),
+    "negate_b": st.sampled_from([0, 1]),
+    "transpose_a": st.sampled_from([0]),
+    "transpose_b": st.sampled_from([0]),
+    "scale_type": st.sampled_from([0, 1, 2]),
+    "scale_a_layout": st.sampled_from([0, 1]),
+    "scale_a_id": st.sampled_from([0, 2]),
+    "k_dim": st.sampled_from([0, 1]),
+})
+# Every (m, n) of the tcgen05.mma shapes of this kind (PTX ISA Table 39).
+INSTRDESCSM107MXF4NVF4_SHAPES = st.sampled_from([
+        (128, 8), (128, 16), (128, 24), (128, 32), (128, 40), (128, 48), (128, 56), (128, 64),
+        (128, 72), (128, 80), (128, 88), (128, 96), (128, 104), (128, 112), (128, 120), (128, 128),
+        (128, 136), (128, 144), (128, 152), (128, 160), (128, 168), (128, 176), (128, 184),
+        (128, 192), (128, 200), (128, 208), (128, 216), (128, 224), (128, 232), (128, 240),
+        (128, 248), (128, 256), (256, 16), (256, 32), (256, 48), (256, 64), (256, 80), (256, 96),
+        (256, 112), (256, 128), (256, 144), (256, 160), (256, 176), (256, 192), (256, 208),
+        (256, 224), (256, 240), (256, 256),
+    ])
+INSTRDESCSM107MXF4NVF4_MINIMAL: dict[str, Any] = {'atype': 1, 'btype': 1, 'n': 8, 'm': 128}
+
+
+@SETTINGS
+@given(INSTRDESCSM107MXF4NVF4_FIELDS, INSTRDESCSM107MXF4NVF4_SHAPES)
+def test_instrdescsm107mxf4nvf4_round_trip(values: dict[str, Any], shape: tuple[int, int]) -> None:
+    values = {**values, "m": shape[0], "n": shape[1]}
+    desc = InstrDescSm107Mxf4nvf4(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 32
+    assert InstrDescSm107Mxf4nvf4.decode(word) == desc
+    v = values["sparsity"]
+    assert (word >> 2) & 0x1 == int(v), "sparsity"
+    v = values["k_dim_hi"]
+    assert (word >> 3) & 0x1 == int(v), "k_dim_hi"
+    v = values["scale_b_id"]
+    assert (word >> 4) & 0x3 == int(v), "scale_b_id"
+    v = values["atype"]
+    assert (word >> 7) & 0x7 == int(v), "atype"
+    v = values["btype"]
+    assert (word >> 10) & 0x3 == int(v), "btype"
+    v = values["sparsity_version"]
+    assert (word >> 12) & 0x1 == int(v), "sparsity_version"
+    v = values["negate_a"]
+    assert (word >> 13) & 0x1 == int(v), "negate_a"
+    v = values["negate_b"]
+    assert (word >> 14) & 0x1 == int(v), "negate_b"
+    v = values["transpose_a"]
+    assert (word >> 15) & 0x1 == int(v), "transpose_a"
+    v = values["transpose_b"]
+    assert (word >> 16) & 0x1 == int(v), "transpose_b"
+    v = values["n"]
+    assert (word >> 17) & 0x3f == v >> 3, "n"
+    v = values["scale_type"]
+    assert (word >> 23) & 0x3 == int(v), "scale_type"
+    v = values["scale_a_layout"]
+    assert (word >> 26) & 0x1 == int(v), "scale_a_layout"
+    v = values["m"]
+    assert (word >> 27) & 0x3 == v >> 7, "m"
+    v = values["scale_a_id"]
+    assert (word >> 29) & 0x3 == int(v), "scale_a_id"
+    v = values["k_dim"]
+    assert (word >> 31) & 0x1 == int(v), "k_dim"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("sparsity", -1, "negative"),
+    ("sparsity", True, "a bool, not an int"),
+    ("sparsity", '1', "a string, not an int"),
+    ("sparsity", 2, "does not fit in 1 bit(s)"),
+    ("k_dim_hi", -1, "negative"),
+    ("k_dim_hi", True, "a bool, not an int"),
+    ("k_dim_hi", '1', "a string, not an int"),
+    ("k_dim_hi", 2, "does not fit in 1 bit(s)"),
+    ("scale_b_id", -1, "negative"),
+    ("scale_b_id", True, "a bool, not an int"),
+    ("scale_b_id", '1', "a string, not an int"),
+    ("scale_b_id", 1, "a code the table does not allow for this kind"),
+    ("scale_b_id", 4, "does not fit in 2 bit(s)"),
+    ("atype", -1, "negative"),
+    ("atype", True, "a bool, not an int"),
+    ("atype", '1', "a string, not an int"),
+    ("atype", 0, "a code the table does not allow for this kind"),
+    ("atype", 8, "does not fit in 3 bit(s)"),
+    ("btype", -1, "negative"),
+    ("btype", True, "a bool, not an int"),
+    ("btype", '1', "a string, not an int"),
+    ("btype", 0, "a code the table does not allow for this kind"),
+    ("btype", 4, "does not fit in 2 bit(s)"),
+    ("sparsity_version", -1, "negative"),
+    ("sparsity_version", True, "a bool, not an int"),
+    ("sparsity_version", '1', "a string, not an int"),
+    ("sparsity_version", 2, "does not fit in 1 bit(s)"),
+    ("negate_a", -1, "negative"),
+    ("negate_a", True, "a bool, not an int"),
+    ("negate_a", '1', "a string, not an int"),
+    ("negate_a", 2, "does not fit in 1 bit(s)"),
+    ("negate_b", -1, "negative"),
+    ("negate_b", True, "a bool, not an int"),
+    ("negate_b", '1', "a string, not an int"),
+    ("negate_b", 2, "does not fit in 1 bit(s)"),
+    ("transpose_a", -1, "negative"),
+    ("transpose_a", True, "a bool, not an int"),
+    ("transpose_a", '1', "a string, not an int"),
+    ("transpose_a", 1, "a code the table does not allow for this kind"),
+    ("transpose_a", 2, "does not fit in 1 bit(s)"),
+    ("transpose_b", -1, "negative"),
+    ("transpose_b", True, "a bool, not an int"),
+    ("transpose_b", '1', "a string, not an int"),
+    ("transpose_b", 1, "a code the table does not allow for this kind"),
+    ("transpose_b", 2, "does not fit in 1 bit(s)"),
+    ("n", -1, "negative"),
+    ("n", True, "a bool, not an int"),
+    ("n", '1', "a string, not an int"),
+    ("n", 12, "not a multiple of 8"),
+    ("n", 512, "too large for the field"),
+    ("n", 264, "no shape has it with m = 128"),
+    ("scale_type", -1, "negative"),
+    ("scale_type", True, "a bool, not an int"),
+    ("scale_type", '1', "a string, not an int"),
+    ("scale_type", 3, "a code the table does not allow for this kind"),
+    ("scale_type", 4, "does not fit in 2 bit(s)"),
+    ("scale_a_layout", -1, "negative"),
+    ("scale_a_layout", True, "a bool, not an int"),
+    ("scale_a_layout", '1', "a string, not an int"),
+    ("scale_a_layout", 2, "does not fit in 1 bit(s)"),
+    ("m", -1, "negative"),
+    ("m", True, "a bool, not an int"),
+    ("m", '1', "a string, not an int"),
+    ("m", 192, "not a multiple of 128"),
+    ("m", 512, "too large for the field"),
+    ("m", 0, "left out: no shape has 0"),
+    ("m", 384, "no shape of the kind has it"),
+    ("scale_a_id", -1, "negative"),
+    ("scale_a_id", True, "a bool, not an int"),
+    ("scale_a_id", '1', "a string, not an int"),
+    ("scale_a_id", 1, "a code the table does not allow for this kind"),
+    ("scale_a_id", 4, "does not fit in 2 bit(s)"),
+    ("k_dim", -1, "negative"),
+    ("k_dim", True, "a bool, not an int"),
+    ("k_dim", '1', "a string, not an int"),
+    ("k_dim", 2, "does not fit in 1 bit(s)"),
+])
+def test_instrdescsm107mxf4nvf4_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4nvf4(**{**INSTRDESCSM107MXF4NVF4_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [0, 1, 6, 25])
+def test_instrdescsm107mxf4nvf4_reserved_bits(bit: int) -> None:
+    word = InstrDescSm107Mxf4nvf4(**INSTRDESCSM107MXF4NVF4_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4nvf4.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("scale_b_id", 4, 1),
+    ("scale_b_id", 4, 3),
+    ("atype", 7, 0),
+    ("atype", 7, 2),
+    ("atype", 7, 3),
+    ("atype", 7, 4),
+    ("btype", 10, 0),
+    ("btype", 10, 2),
+    ("btype", 10, 3),
+    ("transpose_a", 15, 1),
+    ("transpose_b", 16, 1),
+    ("scale_type", 23, 3),
+    ("scale_a_id", 29, 1),
+    ("scale_a_id", 29, 3),
+])
+def test_instrdescsm107mxf4nvf4_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = InstrDescSm107Mxf4nvf4(**INSTRDESCSM107MXF4NVF4_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4nvf4.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 32])
+def test_instrdescsm107mxf4nvf4_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        InstrDescSm107Mxf4nvf4.decode(word)
     assert err.value.field == "word"

@@ -33,7 +33,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 5776 valid forms x 267 (target, version) pairs of the spec.
+# 6016 valid forms x 267 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.4"),
     ("sm_75", "6.5"),

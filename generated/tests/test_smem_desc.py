@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ptxgen.isa import DescriptorError
 from ptxgen.isa.smem_desc import (
     SmemDesc,
+    SmemDescSm107,
 )
 
 SETTINGS = settings(max_examples=150, derandomize=True, deadline=None)
@@ -125,4 +126,120 @@ def test_smemdesc_decode_rejects_disallowed_codes(field: str, lsb: int,
 def test_smemdesc_word_range(word: int) -> None:
     with pytest.raises(DescriptorError) as err:
         SmemDesc.decode(word)
+    assert err.value.field == "word"
+
+# -- SmemDescSm107 ---------------------------------------------------------
+
+SMEMDESCSM107_FIELDS = st.fixed_dictionaries({
+    "start_address": st.integers(0, 32767).map(lambda v: v * 16),
+    "leading_byte_offset": st.integers(0, 32767).map(lambda v: v * 16),
+    "stride_byte_offset": st.integers(0, 16383).map(lambda v: v * 16),
+    "base_offset": st.integers(0, 7),
+    "lbo_mode": st.sampled_from([0, 1]),
+    "k_segment": st.sampled_from([0, 1]),
+    "swizzle": st.sampled_from([0, 1, 2, 4, 6]),
+})
+SMEMDESCSM107_MINIMAL: dict[str, Any] = {}
+
+
+@SETTINGS
+@given(SMEMDESCSM107_FIELDS)
+def test_smemdescsm107_round_trip(values: dict[str, Any]) -> None:
+    desc = SmemDescSm107(**values)
+    word = desc.encode()
+    assert 0 <= word < 1 << 64
+    assert SmemDescSm107.decode(word) == desc
+    v = values["start_address"]
+    assert (word >> 0) & 0x7fff == (v & 0x7ffff) >> 4, "start_address"
+    v = values["leading_byte_offset"]
+    assert (word >> 16) & 0x7fff == (v & 0x7ffff) >> 4, "leading_byte_offset"
+    v = values["stride_byte_offset"]
+    assert (word >> 32) & 0x3fff == (v & 0x3ffff) >> 4, "stride_byte_offset"
+    v = values["base_offset"]
+    assert (word >> 49) & 0x7 == int(v), "base_offset"
+    v = values["lbo_mode"]
+    assert (word >> 52) & 0x1 == int(v), "lbo_mode"
+    v = values["k_segment"]
+    assert (word >> 53) & 0x1 == int(v), "k_segment"
+    v = values["swizzle"]
+    assert (word >> 61) & 0x7 == int(v), "swizzle"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("start_address", -1, "negative"),
+    ("start_address", True, "a bool, not an int"),
+    ("start_address", '1', "a string, not an int"),
+    ("start_address", 24, "not a multiple of 16"),
+    ("start_address", 524288, "too large for the field"),
+    ("leading_byte_offset", -1, "negative"),
+    ("leading_byte_offset", True, "a bool, not an int"),
+    ("leading_byte_offset", '1', "a string, not an int"),
+    ("leading_byte_offset", 24, "not a multiple of 16"),
+    ("leading_byte_offset", 524288, "too large for the field"),
+    ("stride_byte_offset", -1, "negative"),
+    ("stride_byte_offset", True, "a bool, not an int"),
+    ("stride_byte_offset", '1', "a string, not an int"),
+    ("stride_byte_offset", 24, "not a multiple of 16"),
+    ("stride_byte_offset", 262144, "too large for the field"),
+    ("base_offset", -1, "negative"),
+    ("base_offset", True, "a bool, not an int"),
+    ("base_offset", '1', "a string, not an int"),
+    ("base_offset", 8, "does not fit in 3 bit(s)"),
+    ("lbo_mode", -1, "negative"),
+    ("lbo_mode", True, "a bool, not an int"),
+    ("lbo_mode", '1', "a string, not an int"),
+    ("lbo_mode", 2, "does not fit in 1 bit(s)"),
+    ("k_segment", -1, "negative"),
+    ("k_segment", True, "a bool, not an int"),
+    ("k_segment", '1', "a string, not an int"),
+    ("k_segment", 2, "does not fit in 1 bit(s)"),
+    ("swizzle", -1, "negative"),
+    ("swizzle", True, "a bool, not an int"),
+    ("swizzle", '1', "a string, not an int"),
+    ("swizzle", 3, "a code the table does not allow for this kind"),
+    ("swizzle", 8, "does not fit in 3 bit(s)"),
+])
+def test_smemdescsm107_rejects(field: str, value: object, why: str) -> None:
+    with pytest.raises(DescriptorError) as err:
+        SmemDescSm107(**{**SMEMDESCSM107_MINIMAL, field: value})
+    assert err.value.field == field, why
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("bit", [15, 31])
+def test_smemdescsm107_reserved_bits(bit: int) -> None:
+    word = SmemDescSm107(**SMEMDESCSM107_MINIMAL).encode()
+    with pytest.raises(DescriptorError) as err:
+        SmemDescSm107.decode(word | (1 << bit))
+    assert err.value.field == "reserved"
+
+
+@pytest.mark.parametrize("bit", [46, 47, 48, 54, 55, 56, 57, 58, 59, 60])
+def test_smemdescsm107_fixed_bits(bit: int) -> None:
+    word = SmemDescSm107(**SMEMDESCSM107_MINIMAL).encode()
+    assert word & (1 << bit) == 0x400000000000 & (1 << bit)
+    with pytest.raises(DescriptorError) as err:
+        SmemDescSm107.decode(word ^ (1 << bit))
+    assert err.value.field == "fixed"
+
+
+@pytest.mark.parametrize(("field", "lsb", "code"), [
+    ("swizzle", 61, 3),
+    ("swizzle", 61, 5),
+    ("swizzle", 61, 7),
+])
+def test_smemdescsm107_decode_rejects_disallowed_codes(field: str, lsb: int,
+                                                    code: int) -> None:
+    base = SmemDescSm107(**SMEMDESCSM107_MINIMAL)
+    mask = next(f for f in base.FIELDS if f.name == field).width
+    word = base.encode() & ~(((1 << mask) - 1) << lsb) | (code << lsb)
+    with pytest.raises(DescriptorError) as err:
+        SmemDescSm107.decode(word)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 64])
+def test_smemdescsm107_word_range(word: int) -> None:
+    with pytest.raises(DescriptorError) as err:
+        SmemDescSm107.decode(word)
     assert err.value.field == "word"

@@ -152,6 +152,23 @@ AVAILABILITY_WIDENED = rule(
     "A descriptor or MMA kind exists from an earlier PTX ISA version (`since`), or at "
     "every version.",
     "It is there at every version it was before, and at more.")
+VARIANT_ADDED = rule(
+    "variant-added", COMPATIBLE, AREA,
+    "A descriptor gained a layout variant: tables that replace the baseline on some targets "
+    "from some PTX ISA version (formerly reserved bits in use there).",
+    "New classes (and --target layouts); the baseline classes and every target without the "
+    "variant are untouched.")
+VARIANT_REMOVED = rule(
+    "variant-removed", BREAKING, AREA, "A layout variant is gone.",
+    "Its classes and --target layouts disappear.")
+VARIANT_CHANGED = rule(
+    "variant-changed", BREAKING, AREA,
+    "A layout variant applies to other targets or from another PTX ISA version.",
+    "The layout --target selects changes for some target / version.")
+VARIANT_FIELDS = rule(
+    "variant-fields", NOTE, AREA,
+    "What a new layout variant changes against the baseline table of the same kind.",
+    "Documentation of the variant-added change (new and widened fields, new values).")
 NOTE_ADDED = rule(
     "note-added", NOTE, AREA, "A transcription note is new.", "Documentation only.")
 NOTE_REMOVED = rule(
@@ -284,7 +301,88 @@ def compare_descriptor(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
         if lay.kind in new_kinds:
             compare_layout(ctx, do, dn, lay, new_kinds[lay.kind])
     compare_since(ctx, do, dn)
+    compare_variants(ctx, do, dn)
     compare_notes(ctx, do, dn)
+
+
+def _variant_loc(side: Revision, d: Descriptor, name: str, key: str = "name") -> Location:
+    doc = side.docs.get(d.spec_file)
+    data = doc.data if doc is not None and isinstance(doc.data, dict) else {}
+    for i, v in enumerate(data.get("variants", ()) or ()):
+        if isinstance(v, dict) and v.get("name") == name:
+            return side.at(d.spec_file, ("variants", i, key))
+    return side.at(d.spec_file, ("descriptor",))
+
+
+def variant_summary(base: Descriptor, var: Layout) -> list[str]:
+    """What a variant layout changes against the baseline layout of its kind."""
+    try:
+        old = base.layout(var.kind)
+    except LookupError:
+        return [f"new kind {var.kind} (only in this layout): fields "
+                + ", ".join(f"{f.name} ({bits_text(f.lsb, f.msb)})" for f in var.fields)]
+    out: list[str] = []
+    have = {f.name: f for f in old.fields}
+    for f in var.fields:
+        a = have.get(f.name)
+        src = f" [{', '.join(f.sources)}]" if f.sources else ""
+        if a is None:
+            out.append(f"new field {f.name} ({bits_text(f.lsb, f.msb)}, {f.type}){src}")
+            continue
+        if (a.lsb, a.msb) != (f.lsb, f.msb):
+            out.append(f"{f.name} {bits_text(a.lsb, a.msb)} -> {bits_text(f.lsb, f.msb)}{src}")
+        added = [f"{n} ({v})" for n, v in f.names.items() if n not in a.names]
+        if added:
+            out.append(f"{f.name}: new value{'s' if len(added) > 1 else ''} "
+                       f"{', '.join(added)}{src}")
+    return out
+
+
+def compare_variants(ctx: Context, do: Descriptor, dn: Descriptor) -> None:
+    """Layout variants, matched by name."""
+    old = {v.name: v for v in do.variants}
+    new = {v.name: v for v in dn.variants}
+    for name in old.keys() - new.keys():
+        v = old[name]
+        ctx.report(VARIANT_REMOVED, f"{do.name}/{name}",
+                   f"layout variant {name} ({', '.join(v.targets)} from PTX ISA {v.since}) "
+                   f"removed (classes {', '.join(lay.class_name for lay in v.layouts)})",
+                   old=_variant_loc(ctx.old, do, name))
+    for name in [v.name for v in dn.variants if v.name not in old]:
+        v = new[name]
+        gone = [k for k in dn.kinds if k not in v.kinds] if v.kinds else []
+        ctx.report(VARIANT_ADDED, f"{dn.name}/{name}",
+                   f"new layout variant {name} for {', '.join(v.targets)} from PTX ISA "
+                   f"{v.since} (classes {', '.join(lay.class_name for lay in v.layouts)})"
+                   + (f"; no .kind::{', .kind::'.join(gone)} there" if gone else ""),
+                   new=_variant_loc(ctx.new, dn, name))
+        for lay in v.layouts:
+            for text in variant_summary(dn, lay):
+                ctx.report(VARIANT_FIELDS, f"{dn.name}/{name}", f"{name}: {text}",
+                           kind=lay.kind, new=_variant_loc(ctx.new, dn, name))
+    for name in [v.name for v in do.variants if v.name in new]:
+        a, b = old[name], new[name]
+        if (a.since, a.targets) != (b.since, b.targets):
+            ctx.report(VARIANT_CHANGED, f"{do.name}/{name}",
+                       f"layout variant {name}: {', '.join(a.targets)} from PTX ISA {a.since}"
+                       f" -> {', '.join(b.targets)} from PTX ISA {b.since}",
+                       old=_variant_loc(ctx.old, do, name, "since"),
+                       new=_variant_loc(ctx.new, dn, name, "since"),
+                       before=f"{', '.join(a.targets)} {a.since}",
+                       after=f"{', '.join(b.targets)} {b.since}")
+        kinds_a = {lay.kind: lay for lay in a.layouts}
+        kinds_b = {lay.kind: lay for lay in b.layouts}
+        for k in kinds_a.keys() - kinds_b.keys():
+            ctx.report(KIND_REMOVED, f"{do.name}/{name}",
+                       f"{name}: kind {_kind_name(k)} removed (class {kinds_a[k].class_name})",
+                       kind=k, old=_variant_loc(ctx.old, do, name, "kinds"))
+        for k in [lay.kind for lay in b.layouts if lay.kind not in kinds_a]:
+            ctx.report(KIND_ADDED, f"{dn.name}/{name}",
+                       f"{name}: new kind {_kind_name(k)} (class {kinds_b[k].class_name})",
+                       kind=k, new=_variant_loc(ctx.new, dn, name, "kinds"))
+        for lay in a.layouts:
+            if lay.kind in kinds_b:
+                compare_layout(ctx, do, dn, lay, kinds_b[lay.kind])
 
 
 def _since_loc(side: Revision, d: Descriptor, kind: str | None) -> Location:

@@ -19,8 +19,8 @@ in ``after`` / ``before`` (JSON), so the changelog is complete.
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from ptxgen.diff.base import Location
@@ -277,8 +277,12 @@ FormId = tuple[str, tuple[tuple[str, str], ...]]
 
 def identity(f: Form) -> FormId:
     """What makes a form the same form in two revisions: its opcode and the operands
-    it takes (choices and optional operands that are on)."""
-    return f.opcode, tuple(sorted((n, v) for n, v in f.variant if v != FALSE))
+    it takes (choices and optional operands that are on). Kept with the form."""
+    hit: FormId | None = f.__dict__.get("_diff_identity")
+    if hit is None:
+        hit = f.__dict__["_diff_identity"] = (
+            f.opcode, tuple(sorted((n, v) for n, v in f.variant if v != FALSE)))
+    return hit
 
 
 Cube = tuple[tuple[str, str], ...]
@@ -300,28 +304,40 @@ def groups(selected: Sequence[Form], universe: Sequence[Form],
         return [(ALL, list(selected))]
     uncovered: dict[FormId, Form] = {identity(f): f for f in selected}
     out: list[tuple[Cube, list[Form]]] = []
+    rows: list[tuple[bool, tuple[str, ...]]] | None = None
     for k in range(1, _MAX_ITEMS + 1):
         if not uncovered or k > len(names):
             break
-        combos = list(itertools.combinations(names, k))
+        combos = list(itertools.combinations(range(len(names)), k))
         if k > 1 and len(combos) * len(universe) > _MAX_WORK:
             break
-        wanted: Counter[Cube] = Counter()
+        if rows is None:  # the values of ``names`` in each form of the universe, once
+            rows = [(identity(f) in chosen, tuple(f.params[n] for n in names))
+                    for f in universe]
+        # A cube is counted as (combination index, its values): the same counts as
+        # counting the cubes themselves, without building each cube per form.
+        getters = list(enumerate(itemgetter(*c) for c in combos))
+        wanted: dict[tuple[int, Any], int] = {}
         for f in uncovered.values():
-            for c in combos:
-                wanted[tuple((n, f.params[n]) for n in c)] += 1
-        in_all: Counter[Cube] = Counter()
-        in_sel: Counter[Cube] = Counter()
-        for f in universe:
-            sel = identity(f) in chosen
-            for c in combos:
-                key = tuple((n, f.params[n]) for n in c)
+            vals = tuple(f.params[n] for n in names)
+            for j, get in getters:
+                key = (j, get(vals))
+                wanted[key] = wanted.get(key, 0) + 1
+        in_all: dict[tuple[int, Any], int] = {}
+        in_sel: dict[tuple[int, Any], int] = {}
+        for sel, vals in rows:
+            for j, get in getters:
+                key = (j, get(vals))
                 if key in wanted:
-                    in_all[key] += 1
+                    in_all[key] = in_all.get(key, 0) + 1
                     if sel:
-                        in_sel[key] += 1
-        valid = sorted((c for c in wanted if in_all[c] == in_sel[c]),
-                       key=lambda c: (-wanted[c], c))
+                        in_sel[key] = in_sel.get(key, 0) + 1
+        counts: dict[Cube, int] = {}
+        for (j, got), n in wanted.items():
+            if in_all.get((j, got), 0) == in_sel.get((j, got), 0):
+                counts[tuple(zip([names[i] for i in combos[j]],
+                                 got if k > 1 else (got,), strict=True))] = n
+        valid = sorted(counts, key=lambda c: (-counts[c], c))
         for cube in valid:
             hit = [i for i, f in uncovered.items() if _meets(f, cube)]
             if not hit:
@@ -385,7 +401,7 @@ def renames(ctx: Context) -> dict[str, str]:
 def compare_instructions(ctx: Context) -> None:
     old, new = _instructions(ctx.old), _instructions(ctx.new)
     wo, wn = _Where(ctx.old), _Where(ctx.new)
-    for iid in old.keys() - new.keys():
+    for iid in [i for i in old if i not in new]:  # in spec order (a set's is random)
         i = old[iid]
         ctx.report(INSTRUCTION_REMOVED, iid, f"instruction {i.name} removed "
                    f"({_count(len(i.forms))}; builder ptx.{iid})", old=wo.instruction(iid),
@@ -487,15 +503,15 @@ class _InstructionDiff:
         for k in common:
             ua = {u.name: u for u in self.fa[k].operands}
             ub = {u.name: u for u in self.fb[k].operands}
-            for n in ub.keys() - ua.keys():
+            for n in [n for n in ub if n not in ua]:  # in operand order (a set's is random)
                 required.setdefault(n, []).append(self.fb[k])
-            for n in ua.keys() - ub.keys():
+            for n in [n for n in ua if n not in ub]:
                 dropped.setdefault(n, []).append(self.fb[k])
-            for n in ua.keys() & ub.keys():
+            for n in [n for n in ua if n in ub]:
                 x, y = _use_text(ua[n]), _use_text(ub[n])
                 if x != y:
                     retyped.setdefault((n, x, y), []).append(self.fb[k])
-        for n in da.keys() - db.keys():
+        for n in [n for n in da if n not in db]:
             self.ctx.report(OPERAND_REMOVED, f"{self.id}.operands.{n}",
                             f"{self.a.name}: operand {n} ({da[n]}) removed",
                             old=self.wo.operand(self.id, n), new=self.wn.instruction(self.id),

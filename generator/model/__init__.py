@@ -8,6 +8,8 @@ The model is one package whose modules name its parts:
   forms they allow and where each is supported;
 * :mod:`ptxgen.model.descriptors`: descriptor word layouts and every bit fact;
 * :mod:`ptxgen.model.versions`: the spec as of one PTX ISA version;
+* :mod:`ptxgen.model.selection`: the forms a generation compiles into the C++ wrappers
+  (``generate --select``);
 * :mod:`ptxgen.model.checks`: what only the built model can check (reported at the
   spec's ``file:line:col`` like any validation error).
 
@@ -45,10 +47,21 @@ class Spec:
     # ptxgen.model.versions.at.
     views: dict[str, Spec] = field(default_factory=dict, init=False, compare=False,
                                    repr=False)
+    # The forms the C++ wrappers compile: a --select pattern (ptxgen.model.selection),
+    # None for every form.
+    select: str | None = None
 
     @property
     def layouts(self) -> tuple[Layout, ...]:
+        """The baseline layouts of every descriptor (one generated class each)."""
         return tuple(lay for d in self.descriptors for lay in d.layouts)
+
+    @property
+    def all_layouts(self) -> tuple[Layout, ...]:
+        """The baseline layouts, then every descriptor's variant layouts (the order of
+        ``ptxgen.isa.DESCRIPTORS`` followed by that of ``ptxgen.isa.VARIANTS``)."""
+        return self.layouts + tuple(lay for d in self.descriptors for v in d.variants
+                                    for lay in v.layouts)
 
     def descriptor(self, name: str) -> Descriptor:
         for d in self.descriptors:

@@ -22,12 +22,13 @@ every validation error. Runs on what validation passed (:class:`ptxgen.validate.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from ptxgen.errors import Diagnostic
 from ptxgen.load import Document, Path_
-from ptxgen.model.descriptors import Descriptor, DescriptorBuilder, Field
+from ptxgen.model.descriptors import Descriptor, DescriptorBuilder, Field, Layout
 from ptxgen.model.instructions import (
     Condition,
     Form,
@@ -38,6 +39,7 @@ from ptxgen.model.instructions import (
 )
 from ptxgen.model.targets import Targets, build_targets
 from ptxgen.model.versions import first_version
+from ptxgen.names import did_you_mean, identifier_clashes, instruction_identifiers
 from ptxgen.spec_util import norm, vkey
 from ptxgen.validate import DESCRIPTOR_SCHEMA, INSTRUCTIONS_SCHEMA, TARGETS_SCHEMA, Validated
 
@@ -52,15 +54,18 @@ def check_model(validated: Validated) -> list[Diagnostic]:
         except (KeyError, TypeError, ValueError):  # reported by the targets checks
             targets = None
     if targets is not None:
+        built: list[tuple[Document, Path_, Instruction]] = []
         for doc, i in validated.instructions:
             c = _Reporter(doc, targets)
             base: Path_ = ("instructions", i)
             try:
                 ins = build_instruction(doc.data["instructions"][i], targets, doc.rel)
                 _derived_checks(c, base, ins)
+                built.append((doc, base, ins))
             except (KeyError, TypeError, ValueError) as exc:
                 c.err(base, f"malformed instruction spec: {exc!r}")
             errors.extend(c.errors)
+        errors.extend(_identifier_clashes(built))
     if not validated.errors and not errors:
         errors.extend(check_links(validated.of(DESCRIPTOR_SCHEMA),
                                   validated.of(INSTRUCTIONS_SCHEMA)))
@@ -69,6 +74,34 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                                      validated.of(TARGETS_SCHEMA),
                                      validated.of(INSTRUCTIONS_SCHEMA)))
     return errors
+
+
+def overload_suffixes(ins: Instruction) -> list[str]:
+    """The name suffixes of a wrapper's overloads: one alternative per choice operand."""
+    choices = [[a.suffix for a in o.choice] for o in ins.operands if o.choice]
+    return ["".join(c) for c in itertools.product(*choices)]
+
+
+def _identifier_clashes(built: list[tuple[Document, Path_, Instruction]]
+                        ) -> list[Diagnostic]:
+    """Two instructions (or one with itself) whose generated names clash, at the later
+    instruction's id (:func:`ptxgen.names.identifier_clashes`)."""
+    owners = []
+    for _, _, ins in built:
+        operands = [o.name for o in ins.operands] + [a.name for o in ins.operands
+                                                     for a in o.choice]
+        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
+        owners.append((ins.id, instruction_identifiers(
+            ins.id, enums, list(dict.fromkeys(operands)), [w.name for w in ins.wrappers],
+            overload_suffixes(ins))))
+    out = []
+    for k, j, message in identifier_clashes(owners):
+        doc, base, _ = built[k]
+        other_doc, other_base, _ = built[j]
+        line, col = other_doc.source.locate(other_base + ("id",))
+        out.append(doc.source.diag(base + ("id",), f"{message} ({other_doc.display}:{line}:"
+                                                   f"{col}); rename one of them"))
+    return out
 
 
 class _Reporter:
@@ -93,7 +126,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
     assert c.targets is not None
     opcodes: dict[str, tuple[tuple[str, str], ...]] = {}
     for f in ins.forms:
-        quals = tuple((q.name, f.params[q.name]) for q in ins.qualifiers)
+        quals = f.values[:len(ins.qualifiers)]  # the qualifiers come first, in order
         if opcodes.setdefault(f.opcode, quals) != quals:
             c.err(base + ("qualifiers",), f"two qualifier assignments are both written "
                                           f"{f.opcode!r}")
@@ -101,7 +134,7 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
             c.err(base + ("gates",), f"{f.key} is valid but supported on no target at any "
                                      f"version (gates {', '.join(f.support.gates)})")
         if ins.combinations:
-            n = sum(ins._in_combination(cb, f.params) for cb in ins.combinations)
+            n = ins.combination_count(f)
             if n != 1:
                 c.err(base + ("combinations",), f"{f.key} matches {n} combinations "
                                                 "(each form must match exactly one)")
@@ -203,12 +236,12 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 kinds: list[str | None] = [None]
                 if link.get("kind"):
                     kinds = list(_kinds(quals.get(link["kind"])))
-                    missing = [k for k in kinds if k not in desc.kinds]
+                    missing = [k for k in kinds if k not in desc.all_kinds]
                     if missing:
                         errors.append(doc.source.diag(
                             base + ("operands", j, "descriptor", "kind"),
                             f"{link['kind']} values {', '.join(map(str, missing))} are not "
-                            f"kinds of {desc.name} ({', '.join(desc.kinds)})"))
+                            f"kinds of {desc.name} ({', '.join(desc.all_kinds)})"))
                         continue
                 linked[op["name"]] = (desc, kinds)
             for j, rule in enumerate(raw.get("descriptor_rules", [])):
@@ -224,7 +257,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                     for fname, spec in shape.items():
                         path = base + ("descriptor_rules", j, "shapes", k, fname)
                         for kind in kinds:
-                            fields = {f.name: f for f in desc.layout(kind).fields}
+                            fields = {f.name: f for f in desc.first_layout(kind).fields}
                             where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
                             problem = _shape_problem(fields.get(fname), fname, spec)
                             if problem:
@@ -234,7 +267,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 for fname, values in rule.get("require", {}).items():
                     path = base + ("descriptor_rules", j, "require", fname)
                     for kind in kinds:
-                        fields = {f.name: f for f in desc.layout(kind).fields}
+                        fields = {f.name: f for f in desc.first_layout(kind).fields}
                         where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
                         if fname not in fields:
                             errors.append(doc.source.diag(
@@ -251,7 +284,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
 # -- descriptor versions -------------------------------------------------------------------
 
 def _uses(form: Form, operand: str) -> bool:
-    return any(u.name == operand for u in form.operands)
+    return operand in form.operand_names
 
 
 def check_versions(descriptor_docs: list[Document], targets_docs: list[Document],
@@ -271,7 +304,97 @@ def check_versions(descriptor_docs: list[Document], targets_docs: list[Document]
         if since is None:
             continue  # exists at every version (older revisions of the spec have no since)
         errors.extend(_check(doc, name, since, versions, by_id, iset.targets))
+        if not errors and data.get("variants"):
+            errors.extend(_check_variants(doc, name, since, versions, by_id, iset.targets))
     return errors
+
+
+def _check_variants(doc: Document, name: str, since: Mapping[str, Any],
+                    versions: tuple[str, ...], by_id: Mapping[str, Instruction],
+                    targets: Targets) -> list[Diagnostic]:
+    """A variant exists from the first version at which a consumer form is supported on
+    each of its targets (so never before the targets themselves); its targets are known
+    and no other variant's; its kinds are the kinds the kind-linked consumers have on
+    its targets; and it is a superset of the baseline for every kind both have (every
+    word the baseline allows means the same in the variant)."""
+    errors: list[Diagnostic] = []
+
+    def err(path: Path_, msg: str) -> None:
+        errors.append(doc.source.diag(path, msg))
+
+    consumers = _consumers(name, since, by_id, doc, errors)
+    desc = DescriptorBuilder(doc).build()
+    owner: dict[str, str] = {}
+    for vi, (raw, var) in enumerate(zip(doc.data["variants"], desc.variants, strict=True)):
+        base: Path_ = ("variants", vi)
+        if var.since not in versions:
+            err(base + ("since",), f"PTX ISA version {var.since} is not in ptx_isa_versions "
+                                   f"({versions[0]} ... {versions[-1]})")
+            continue
+        for ti, t in enumerate(var.targets):
+            path = base + ("targets", ti)
+            if t not in targets.names:
+                err(path, f"unknown target {t!r}{did_you_mean(t, list(targets.names))}")
+                continue
+            if t in owner:
+                err(path, f"{t} already has the {owner[t]} layout")
+            owner[t] = var.name
+            forms = [f for ins, op, _ in consumers for f in ins.forms if _uses(f, op)]
+            firsts = [f.support.matrix(targets).get(t) for f in forms]
+            first = min((v for v in firsts if v), key=vkey, default=None)
+            if first != var.since:
+                what = ", ".join(sorted({ins.name for ins, _, _ in consumers}))
+                err(base + ("since",), f"{name} is consumed on {t} ({what}) "
+                                       f"{'from PTX ISA ' + first if first else 'never'}, "
+                                       f"not from {var.since}")
+        for ins, op, _ in consumers:
+            link = next((getattr(o, "descriptor", None) for o in ins.operands
+                         if o.name == op), None)
+            kind_of = link[1] if link else None
+            if kind_of is None or not var.kinds:
+                continue
+            have = sorted({str(f.params.get(kind_of)) for f in ins.forms if _uses(f, op)
+                           and any(f.support.matrix(targets).get(t) for t in var.targets
+                                   if t in targets.names)}, key=str)
+            if set(have) != set(var.kinds):
+                err(base + ("kinds",), f"the forms of {ins.name} on {', '.join(var.targets)} "
+                                       f"have the kinds {', '.join(have) or 'none'}; the "
+                                       f"variant lists {', '.join(var.kinds)}")
+        for lay in var.layouts:
+            try:
+                old = desc.layout(lay.kind)
+            except (KeyError, LookupError):
+                continue
+            problem = _superset_problem(old, lay)
+            if problem:
+                path = base + (("layouts",) if lay.kind else ("fields",))
+                err(path, f"{lay.class_name} must accept every word {old.class_name} accepts, "
+                          f"with the same meaning: {problem}")
+        del raw
+    return errors
+
+
+def _superset_problem(old: Layout, new: Layout) -> str | None:
+    """Why ``new`` does not extend ``old`` (a baseline word keeps its meaning)."""
+    for f in old.fields:
+        try:
+            g = new.field(f.name)
+        except KeyError:
+            return f"field {f.name} (bits {f.lsb}-{f.msb}) is missing"
+        if g.lsb != f.lsb or g.msb < f.msb or g.type != f.type or \
+                g.value_shift != f.value_shift:
+            return (f"field {f.name} moved or narrowed (bits {f.lsb}-{f.msb} -> "
+                    f"{g.lsb}-{g.msb})")
+        a, b = f.allowed_codes, g.allowed_codes
+        if b is not None and (a is None or not set(a) <= set(b)):
+            return f"field {f.name} no longer allows {sorted(set(a or ()) - set(b))}"
+        if f.type == "enum" and any(g.names.get(n) != v for n, v in f.names.items()):
+            return f"field {f.name} renames or recodes a value"
+        if f.type == "address" and g.user_max < f.user_max:
+            return f"field {f.name} holds less than {f.user_max:#x}"
+    if new.fixed_mask & ~old.fixed_mask or (new.fixed_value ^ old.fixed_value) & new.fixed_mask:
+        return "a fixed constant differs"
+    return None
 
 
 def _consumers(name: str, since: Mapping[str, Any], by_id: Mapping[str, Instruction],

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ptxgen.model.instructions import InstructionSet
 from ptxgen.names import camel, member_identifiers
-from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
+from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind, vkey
 
 if TYPE_CHECKING:
     from ptxgen.load import Document
@@ -80,6 +81,7 @@ class Provenance:
     table: str
     caption: str
     seeds: tuple[str, ...]
+    ptx_isa: str | None = None  # the PTX ISA document the numbers are from (None: 9.0)
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,13 @@ class Field:
     # other dimension and the instruction); None: no shape rule.
     shape_values: tuple[int, ...] | None = None
     shape_text: str = ""
+    # Of a variant layout's field: how it is known (spec ``sources``: dsl-compiler,
+    # dsl-classes, ptxas, cutlass, third-party); empty for the baseline tables.
+    sources: tuple[str, ...] = ()
+
+    @property
+    def third_party_only(self) -> bool:
+        return self.sources == ("third-party",)
 
     # -- derived bit facts -------------------------------------------------
     @property
@@ -157,7 +166,7 @@ class Field:
     def enum_class(self) -> str | None:
         return camel(self.name) if self.type == "enum" else None
 
-    @property
+    @cached_property
     def allowed_codes(self) -> tuple[int, ...] | None:
         """Raw codes allowed in the word; None when any code in the range is fine."""
         if self.options:
@@ -420,20 +429,32 @@ class Layout:
     swizzle: SwizzlePatterns | None = None
     zero_column_mask: ZeroColumnMask | None = None
     shapes: Shapes | None = None
+    # A variant layout (spec ``variants``): its name, the PTX ISA version it exists from
+    # and the targets it applies to; None / () for the baseline layout.
+    variant: str | None = None
+    since: str | None = None
+    targets: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """Where the layout applies, for messages: '' for the baseline."""
+        if self.variant is None:
+            return ""
+        return f"{', '.join(self.targets)} from PTX ISA {self.since}"
 
     @property
     def hex_digits(self) -> int:
         return self.word_bits // 4
 
-    @property
+    @cached_property
     def fields(self) -> tuple[Field, ...]:
         return tuple(e for e in self.entries if isinstance(e, Field))
 
-    @property
+    @cached_property
     def reserved(self) -> tuple[Reserved, ...]:
         return tuple(e for e in self.entries if isinstance(e, Reserved))
 
-    @property
+    @cached_property
     def fixed(self) -> tuple[Fixed, ...]:
         return tuple(e for e in self.entries if isinstance(e, Fixed))
 
@@ -475,6 +496,46 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """Where a variant's availability and bits come from (graded)."""
+
+    ptxas: str
+    oracle: str | None
+    third_party: str | None
+    note: str
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Layouts that replace the baseline on some targets from some PTX ISA version."""
+
+    name: str
+    class_suffix: str
+    since: str
+    targets: tuple[str, ...]
+    kinds: tuple[str, ...]
+    layouts: tuple[Layout, ...]
+    tables: tuple[Table, ...]
+    evidence: Evidence
+    source: Source
+
+    def layout(self, kind: str | None = None) -> Layout:
+        for lay in self.layouts:
+            if lay.kind == kind:
+                return lay
+        raise KeyError(kind)
+
+    def applies(self, target: str, version: str | None = None) -> bool:
+        """Whether this variant is the layout of ``target`` at PTX ISA ``version`` (None:
+        the newest)."""
+        return target in self.targets and (version is None or vkey(version) >= vkey(self.since))
+
+
+class LayoutError(LookupError):
+    """A descriptor (kind) that does not exist for a target / PTX ISA version."""
+
+
+@dataclass(frozen=True)
 class Descriptor:
     name: str
     title: str
@@ -482,19 +543,63 @@ class Descriptor:
     word_bits: int
     spec_file: str
     kinds: tuple[str, ...]
-    layouts: tuple[Layout, ...]
+    layouts: tuple[Layout, ...]  # the baseline: no target given, and every other target
     tables: tuple[Table, ...]
     notes: tuple[Note, ...]
     # The PTX ISA version it appears in (None: at every version), and the later versions
     # of some kinds (``since`` of the spec).
     since: str | None = None
     kinds_since: tuple[tuple[str, str], ...] = ()
+    variants: tuple[Variant, ...] = ()
 
-    def layout(self, kind: str | None = None) -> Layout:
-        for lay in self.layouts:
+    @property
+    def all_layouts(self) -> tuple[Layout, ...]:
+        """The baseline layouts, then every variant's."""
+        return self.layouts + tuple(lay for v in self.variants for lay in v.layouts)
+
+    @property
+    def all_kinds(self) -> tuple[str, ...]:
+        out = list(self.kinds)
+        out += [k for v in self.variants for k in v.kinds if k not in out]
+        return tuple(out)
+
+    def first_layout(self, kind: str | None) -> Layout:
+        """The baseline layout of ``kind``, or the first variant's where only a variant
+        has it."""
+        for lay in self.all_layouts:
             if lay.kind == kind:
                 return lay
         raise KeyError(kind)
+
+    def variant_for(self, target: str | None, version: str | None = None) -> Variant | None:
+        """The variant whose layouts apply to ``target`` at ``version``; None: the
+        baseline."""
+        if target is None:
+            return None
+        return next((v for v in self.variants if v.applies(target, version)), None)
+
+    def layout(self, kind: str | None = None, target: str | None = None,
+               version: str | None = None) -> Layout:
+        """The layout of ``kind`` as of PTX ISA ``version`` (None: the newest) for
+        ``target`` (None: the baseline tables). KeyError for a kind the descriptor never
+        has; LayoutError (naming where it exists) for one that does not exist there."""
+        variant = self.variant_for(target, version)
+        layouts = variant.layouts if variant else self.layouts
+        for lay in layouts:
+            if lay.kind == kind:
+                return lay
+        if kind not in self.all_kinds and kind is not None:
+            raise KeyError(kind)
+        where = (f"in the {variant.name} layout of {', '.join(variant.targets)} from PTX ISA "
+                 f"{variant.since}" if variant else
+                 f"on {target} at PTX ISA {version}" if target and version else
+                 f"on {target}" if target else "in the baseline tables")
+        exists = [f"{', '.join(v.targets)} from PTX ISA {v.since}" for v in self.variants
+                  if kind in v.kinds]
+        if any(lay.kind == kind for lay in self.layouts):
+            exists.insert(0, "the other targets" if self.variants else "every target")
+        raise LayoutError(f"{self.name}: .kind::{kind} does not exist {where}"
+                          + (f"; it exists on {' and on '.join(exists)}" if exists else ""))
 
 
 # ---------------------------------------------------------------------------
@@ -514,7 +619,8 @@ def descriptor_since(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str
 
 
 def _prov(p: dict[str, Any]) -> Provenance:
-    return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]))
+    return Provenance(str(p["section"]), str(p["table"]), p["caption"], tuple(p["seeds"]),
+                      str(p["ptx_isa"]) if "ptx_isa" in p else None)
 
 
 def _doc(d: dict[str, Any]) -> DocStyle:
@@ -530,9 +636,11 @@ class DescriptorBuilder:
         return Source(self.doc.rel, self.doc.source.locate(path)[0])
 
     def entries(self, raw: list[dict[str, Any]], base: tuple[str | int, ...],
-                kind: str | None) -> tuple[Entry, ...]:
+                kind: str | None, extra_encodings: dict[str, Any] | None = None
+                ) -> tuple[Entry, ...]:
         encodings = {k: Encoding(k, v["formula"], v["mask"], v["shift"])
-                     for k, v in self.data.get("encodings", {}).items()}
+                     for k, v in {**self.data.get("encodings", {}),
+                                  **(extra_encodings or {})}.items()}
         align = self.data.get("alignment", {})
         aligned = set(align.get("fields", []))
         out: list[Entry] = []
@@ -575,7 +683,8 @@ class DescriptorBuilder:
                 (1 << enc.shift if enc else 1),
                 note=e.get("note"), source=self.src(path),
                 doc_value_style=e.get("doc_value_style"),
-                doc_invalid_note=e.get("doc_invalid_note", False)))
+                doc_invalid_note=e.get("doc_invalid_note", False),
+                sources=field_sources(e, kind)))
         return tuple(sorted(out, key=lambda x: x.lsb))
 
     def build(self) -> Descriptor:
@@ -610,11 +719,47 @@ class DescriptorBuilder:
                          **common)
             layouts = [lay]
             tables.append(Table(lay.provenance, lay.doc, (lay,)))
+        variants = tuple(self.variant(vi, v, common) for vi, v in
+                         enumerate(d.get("variants", ())))
         return Descriptor(name=name, title=d["title"], description=common["description"],
                           word_bits=d["word_bits"], spec_file=self.doc.rel,
                           kinds=tuple(d.get("kinds", ())), layouts=tuple(layouts),
                           tables=tuple(tables), notes=notes, since=since,
-                          kinds_since=tuple(kinds_since.items()))
+                          kinds_since=tuple(kinds_since.items()), variants=variants)
+
+    def variant(self, vi: int, v: dict[str, Any], common: dict[str, Any]) -> Variant:
+        d = self.data
+        name = d["descriptor"]
+        base: tuple[str | int, ...] = ("variants", vi)
+        when = dict(variant=v["name"], since=str(v["since"]), targets=tuple(v["targets"]))
+        enc = v.get("encodings")
+        layouts: list[Layout] = []
+        tables: list[Table] = []
+        if "layouts" in v:
+            by_kind: dict[str, Layout] = {}
+            for li, raw in enumerate(v["layouts"]):
+                prov, doc = _prov(raw["provenance"]), _doc(raw["doc"])
+                group = []
+                for k in raw["kinds"]:
+                    lay = Layout(kind=k, class_name=camel(name) + v["class_suffix"] + camel(k),
+                                 entries=self.entries(raw["fields"],
+                                                      base + ("layouts", li, "fields"), k, enc),
+                                 provenance=prov, doc=doc, **common, **when)
+                    by_kind[k] = lay
+                    group.append(lay)
+                tables.append(Table(prov, doc, tuple(group)))
+            layouts = [by_kind[k] for k in v["kinds"]]
+        else:
+            lay = Layout(kind=None, class_name=d.get("class_name", camel(name)) + v["class_suffix"],
+                         entries=self.entries(v["fields"], base + ("fields",), None, enc),
+                         provenance=_prov(v["provenance"]), doc=_doc(v["doc"]), **common, **when)
+            layouts = [lay]
+            tables.append(Table(lay.provenance, lay.doc, (lay,)))
+        ev = v["evidence"]
+        return Variant(v["name"], v["class_suffix"], str(v["since"]), tuple(v["targets"]),
+                       tuple(v.get("kinds", ())), tuple(layouts), tuple(tables),
+                       Evidence(ev["ptxas"], ev.get("oracle"), ev.get("third_party"), ev["note"]),
+                       self.src(base))
 
     def swizzle(self, d: dict[str, Any]) -> SwizzlePatterns | None:
         sp = d.get("swizzle_patterns")
@@ -643,6 +788,14 @@ class DescriptorBuilder:
                               z["shift_field"], exs, z.get("max_n", ZCM_MAX_N_BEFORE))
 
 
+def field_sources(e: dict[str, Any], kind: str | None) -> tuple[str, ...]:
+    """A field's ``sources`` for ``kind`` (a list, or a mapping of kinds to lists)."""
+    src = e.get("sources", ())
+    if isinstance(src, dict):
+        src = src.get(kind or "", ())
+    return tuple(str(x) for x in src)
+
+
 def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Shapes | None:
     """The union of the ``shapes`` descriptor rules that apply to words of this
     descriptor kind: rules on an operand taking the descriptor, in a valid form of that
@@ -659,9 +812,8 @@ def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Sha
             for r in ins.descriptor_rules:
                 if r.operand != op.name or not r.shapes:
                     continue
-                if not any(r.when(f.params) and (kind_of is None or
-                                                  f.params[kind_of] == kind)
-                           for f in ins.forms):
+                if (kind if kind_of is not None else None) not in ins.values_where(
+                        r.when, kind_of):
                     continue
                 if fields is None:
                     fields = r.shape_fields
@@ -682,9 +834,16 @@ def layout_shapes(desc_name: str, kind: str | None, iset: InstructionSet) -> Sha
 
 
 def with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
+    d = replace(d, variants=tuple(
+        replace(v, **_shaped(d.name, v.layouts, v.tables, iset)) for v in d.variants))
+    return replace(d, **_shaped(d.name, d.layouts, d.tables, iset))
+
+
+def _shaped(name: str, all_layouts: tuple[Layout, ...], all_tables: tuple[Table, ...],
+            iset: InstructionSet) -> dict[str, Any]:
     layouts: dict[str | None, Layout] = {}
-    for lay in d.layouts:
-        shapes = layout_shapes(d.name, lay.kind, iset)
+    for lay in all_layouts:
+        shapes = layout_shapes(name, lay.kind, iset)
         if shapes is None:
             layouts[lay.kind] = lay
             continue
@@ -697,8 +856,8 @@ def with_shapes(d: Descriptor, iset: InstructionSet) -> Descriptor:
                         for e in lay.entries)
         layouts[lay.kind] = replace(lay, entries=entries, shapes=shapes)
     tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
-                   for t in d.tables)
-    return replace(d, layouts=tuple(layouts[lay.kind] for lay in d.layouts), tables=tables)
+                   for t in all_tables)
+    return {"layouts": tuple(layouts[lay.kind] for lay in all_layouts), "tables": tables}
 
 
 def without_shapes(d: Descriptor) -> Descriptor:
@@ -711,7 +870,11 @@ def without_shapes(d: Descriptor) -> Descriptor:
                         if isinstance(e, Field) else e for e in lay.entries)
         return replace(lay, entries=entries, shapes=None)
 
-    layouts = {lay.kind: plain(lay) for lay in d.layouts}
-    tables = tuple(replace(t, layouts=tuple(layouts[lay.kind] for lay in t.layouts))
-                   for t in d.tables)
-    return replace(d, layouts=tuple(layouts[lay.kind] for lay in d.layouts), tables=tables)
+    def stripped(layouts: tuple[Layout, ...], tables: tuple[Table, ...]) -> dict[str, Any]:
+        by_kind = {lay.kind: plain(lay) for lay in layouts}
+        return {"layouts": tuple(by_kind[lay.kind] for lay in layouts),
+                "tables": tuple(replace(t, layouts=tuple(by_kind[lay.kind] for lay in t.layouts))
+                                for t in tables)}
+
+    variants = tuple(replace(v, **stripped(v.layouts, v.tables)) for v in d.variants)
+    return replace(d, variants=variants, **stripped(d.layouts, d.tables))

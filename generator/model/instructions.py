@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from ptxgen.model.targets import Targets, build_targets, memoized
@@ -67,7 +68,7 @@ class Condition:
     def build(raw: Mapping[str, Any] | None) -> Condition:
         return Condition(tuple((str(k), Matcher.build(v)) for k, v in (raw or {}).items()))
 
-    @property
+    @cached_property
     def names(self) -> frozenset[str]:
         return frozenset(k for k, _ in self.items)
 
@@ -83,6 +84,13 @@ class Condition:
 
 def _natural(s: str) -> list[tuple[int, int | str]]:
     return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", s) if p]
+
+
+#: At most this many (qualifier, operand) choices are tried while the forms of one
+#: instruction are enumerated: specs come from anyone (``ptxgen diff`` reads any git
+#: revision), and 25 independent flags alone make 33 million forms. The project's spec
+#: needs fewer than 10,000 for its largest instruction (tcgen05.mma).
+MAX_FORM_SEARCH = 200_000
 
 
 class SpecValueError(ValueError):
@@ -453,7 +461,7 @@ class Form:
     @cached_property
     def variant(self) -> tuple[tuple[str, str], ...]:
         """The operand part of the form: choices and optional operands."""
-        ops = {o.name for o in self.instruction.operands if o.is_param}
+        ops = self.instruction.param_operands
         return tuple((k, v) for k, v in self.values if k in ops)
 
     @property
@@ -462,8 +470,15 @@ class Form:
 
     @cached_property
     def support(self) -> Support:
-        """Where the ISA supports the form."""
-        return self.instruction.support(self.params)
+        """Where the ISA supports the form (made once per distinct value of the
+        parameters the gates name: forms share it)."""
+        ins = self.instruction
+        key = (id(self.combination), *map(self.params.__getitem__, ins.gate_names))
+        memo: dict[tuple[Any, ...], Support] = ins.__dict__.setdefault("_support_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = ins.support(self.params)
+        return hit
 
     def support_for(self, toolkit: str | None) -> Support:
         """Where one toolkit's ptxas accepts the form (the ISA's support with that
@@ -483,6 +498,10 @@ class Form:
     @cached_property
     def operands(self) -> tuple[OperandUse, ...]:
         return self.instruction.operand_uses(self.params, self.combination)
+
+    @cached_property
+    def operand_names(self) -> frozenset[str]:
+        return frozenset(u.name for u in self.operands)
 
     @property
     def key(self) -> str:
@@ -550,6 +569,22 @@ class Instruction:
         return tuple(n for n, _ in self.params)
 
     @cached_property
+    def gate_names(self) -> tuple[str, ...]:
+        """The parameters the ISA's gates (and combinations' gates) name."""
+        names: set[str] = set()
+        for g in self.gates:
+            names |= g.when.names
+        for c in self.combinations:
+            if c.gate is not None:
+                names |= c.gate.when.names
+        return tuple(sorted(names))
+
+    @cached_property
+    def param_operands(self) -> frozenset[str]:
+        """The operands forms differ by (choices and optional operands)."""
+        return frozenset(o.name for o in self.operands if o.is_param)
+
+    @cached_property
     def io_of(self) -> dict[str, str]:
         """{operand or alternative name: its io} (the first operand that has it)."""
         out: dict[str, str] = {}
@@ -582,12 +617,26 @@ class Instruction:
                 return c
         return None
 
+    @cached_property
+    def _absent_outside(self) -> dict[int, tuple[tuple[str, str], ...]]:
+        """Per combination (by identity), the optional qualifiers its match does not
+        name, with their absent value: a form of the combination leaves them out."""
+        return {id(c): tuple((q.name, q.absent) for q in self.qualifiers
+                             if q.absent is not None and q.name not in c.match.names)
+                for c in self.combinations}
+
     def _in_combination(self, c: Combination, form: Mapping[str, str]) -> bool:
         if not c.match(form):
             return False
-        named = c.match.names
-        return all(form[q.name] == q.absent for q in self.qualifiers
-                   if q.absent is not None and q.name not in named)
+        absent = self._absent_outside.get(id(c))
+        if absent is None:  # not one of this instruction's combinations
+            named = c.match.names
+            absent = tuple((q.name, q.absent) for q in self.qualifiers
+                           if q.absent is not None and q.name not in named)
+        for name, value in absent:
+            if form[name] != value:
+                return False
+        return True
 
     def violations(self, form: Mapping[str, str]) -> list[str]:
         """Why a full assignment is not a valid form (empty if it is)."""
@@ -615,11 +664,29 @@ class Instruction:
     @cached_property
     def forms(self) -> tuple[Form, ...]:
         """Every valid form, in a stable order (syntax order of the values)."""
-        found: dict[tuple[tuple[str, str], ...], None] = {}
+        found: dict[tuple[tuple[str, str], ...], list[Combination | None]] = {}
         for c in self.combinations or (None,):
             for values in self._search(c):
-                found.setdefault(values, None)
-        return tuple(Form(self, v) for v in found)
+                found.setdefault(values, []).append(c)
+        out = []
+        for values, combs in found.items():
+            f = Form(self, values)
+            # The search of a combination finds exactly the valid forms in it
+            # (_in_combination): what it found is known now, not derived again.
+            if self.combinations:
+                f.__dict__["combination"] = combs[0]
+                f.__dict__["_combination_count"] = len(combs)
+            out.append(f)
+        return tuple(out)
+
+    def combination_count(self, form: Form) -> int:
+        """How many combinations a valid form of this instruction is in (exactly one in
+        a spec that validates)."""
+        n = form.__dict__.get("_combination_count")
+        if n is None or form.instruction is not self:
+            n = sum(self._in_combination(c, form.params) for c in self.combinations)
+        result: int = n
+        return result
 
     def _search(self, comb: Combination | None) -> Iterator[tuple[tuple[str, str], ...]]:
         names = self.param_names
@@ -643,18 +710,48 @@ class Instruction:
                 checks[max(index[n] for n in deps)].append(
                     lambda f, op=op: self.operand_ok(op, f))
         form: dict[str, str] = {}
+        steps = [0]
+        found: list[tuple[tuple[str, str], ...]] = []
+        last = len(names)
 
-        def walk(i: int) -> Iterator[tuple[tuple[str, str], ...]]:
-            if i == len(names):
-                yield tuple((n, form[n]) for n in names)
-                return
+        def walk(i: int) -> None:  # appends (a generator per level costs per form)
+            name, here = names[i], checks[i]
             for v in domains[i]:
-                form[names[i]] = v
-                if all(check(form) for check in checks[i]):
-                    yield from walk(i + 1)
-            del form[names[i]]
+                steps[0] += 1
+                if steps[0] > MAX_FORM_SEARCH:
+                    raise SpecValueError(
+                        f"{self.name}: the qualifier and operand choices make more than "
+                        f"{MAX_FORM_SEARCH} candidate forms to check; ptxgen refuses specs "
+                        "this large (add rules or combinations that narrow them)")
+                form[name] = v
+                for check in here:
+                    if not check(form):
+                        break
+                else:
+                    if i + 1 == last:
+                        found.append(tuple(form.items()))
+                    else:
+                        walk(i + 1)
+            del form[name]
 
-        yield from walk(0)
+        if last:
+            walk(0)
+        else:
+            found.append(())
+        yield from found
+
+    def values_where(self, cond: Condition, name: str | None) -> frozenset[str | None]:
+        """The values ``name`` takes in the forms that meet ``cond`` (``{None}`` for
+        ``name`` None when some form does); made once per (condition, name)."""
+        memo: dict[tuple[int, str | None], tuple[Condition, frozenset[str | None]]] = \
+            self.__dict__.setdefault("_values_where", {})
+        hit = memo.get((id(cond), name))
+        if hit is not None and hit[0] is cond:
+            return hit[1]
+        values = frozenset(None if name is None else f.params[name]
+                           for f in self.forms if cond(f.params))
+        memo[(id(cond), name)] = (cond, values)
+        return values
 
     @cached_property
     def by_opcode(self) -> dict[str, tuple[Form, ...]]:
@@ -691,7 +788,14 @@ class Instruction:
 
     # -- text -----------------------------------------------------------------
     def render_opcode(self, form: Mapping[str, str]) -> str:
-        return self.name + "".join(q.render(form[q.name]) for q in self.qualifiers)
+        return self.name + "".join([texts[form[name]] if form[name] in texts
+                                    else q.render(form[name])
+                                    for q, name, texts in self._qualifier_texts])
+
+    @cached_property
+    def _qualifier_texts(self) -> tuple[tuple[Qualifier, str, dict[str, str]], ...]:
+        """(qualifier, name, {value: its opcode text}) for every qualifier."""
+        return tuple((q, q.name, {v: q.render(v) for v in q.domain}) for q in self.qualifiers)
 
     def parse_opcode(self, text: str) -> tuple[list[dict[str, str]], int, set[str]]:
         """All qualifier assignments that render as ``text``.
@@ -730,37 +834,86 @@ class Instruction:
         return results, best[0], best[1]
 
     # -- operands -------------------------------------------------------------
-    def operand_uses(self, form: Mapping[str, str],
-                     comb: Combination | None) -> tuple[OperandUse, ...]:
+    @cached_property
+    def _operand_deps(self) -> tuple[tuple[str, ...], ...]:
+        """Per operand, the parameters its use in a form depends on (whether it is
+        there, its alternative, and every ``by``/``div`` of its type, count, values,
+        elements and combination counts)."""
         out = []
         for op in self.operands:
-            if op.optional:
-                if form[op.name] != TRUE:
-                    continue
-            elif not op.when(form):
-                continue
-            kind, typ, count, alt = op.kind, op.type, op.count, None
-            if op.choice:
-                a = next(a for a in op.choice if a.name == form[op.name])
-                kind, typ, count, alt = a.kind, a.type, a.count, a.name
-            if comb is not None and op.name in comb.operands:
-                count = comb.operands[op.name]
-            out.append(OperandUse(
-                name=alt or op.name, kind=kind,
-                type=None if typ is None else str(eval_spec(typ, form)),
-                count=None if count is None else int(eval_spec(count, form)),
-                io=op.io, values=None if op.values is None else eval_spec(op.values, form),
-                elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
-                alternative=alt, access=op.access, object=op.object,
-                immediate=op.immediate,
-                immediate_values=None if op.immediate_values is None
-                else immediate_range(op.immediate_values, form)))
+            names = set(op.when.names) | ({op.name} if op.is_param else set())
+            for spec in (op.type, op.count, op.values, op.immediate_values,
+                         *(v for _, v in op.elements)):
+                names |= spec_names(spec)
+            for a in op.choice:
+                names |= spec_names(a.type) | spec_names(a.count)
+            for c in self.combinations:
+                if op.name in c.operands:
+                    names |= spec_names(c.operands[op.name])
+            out.append(tuple(sorted(names)))
         return tuple(out)
+
+    @cached_property
+    def _operand_dep_getters(self) -> tuple[Callable[[Mapping[str, str]], Any], ...]:
+        """Per operand, a function of a form giving the values of its dependencies."""
+        out: list[Callable[[Mapping[str, str]], Any]] = []
+        for deps in self._operand_deps:
+            if not deps:
+                out.append(lambda form: None)
+            else:
+                out.append(itemgetter(*deps))
+        return tuple(out)
+
+    def operand_uses(self, form: Mapping[str, str],
+                     comb: Combination | None) -> tuple[OperandUse, ...]:
+        """The operands of a form. Each use is made once per distinct value of the
+        parameters it depends on (:attr:`_operand_deps`): forms share them."""
+        memo: dict[tuple[Any, ...], OperandUse | None] = self.__dict__.setdefault(
+            "_operand_use_memo", {})
+        out = []
+        cid = id(comb)
+        for i, get in enumerate(self._operand_dep_getters):
+            key = (i, cid, get(form))
+            if key in memo:
+                hit = memo[key]
+            else:
+                hit = memo[key] = self._operand_use(self.operands[i], form, comb)
+            if hit is not None:
+                out.append(hit)
+        return tuple(out)
+
+    def _operand_use(self, op: Operand, form: Mapping[str, str],
+                     comb: Combination | None) -> OperandUse | None:
+        if op.optional:
+            if form[op.name] != TRUE:
+                return None
+        elif not op.when(form):
+            return None
+        kind, typ, count, alt = op.kind, op.type, op.count, None
+        if op.choice:
+            a = next(a for a in op.choice if a.name == form[op.name])
+            kind, typ, count, alt = a.kind, a.type, a.count, a.name
+        if comb is not None and op.name in comb.operands:
+            count = comb.operands[op.name]
+        return OperandUse(
+            name=alt or op.name, kind=kind,
+            type=None if typ is None else str(eval_spec(typ, form)),
+            count=None if count is None else int(eval_spec(count, form)),
+            io=op.io, values=None if op.values is None else eval_spec(op.values, form),
+            elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
+            alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
+            immediate_values=None if op.immediate_values is None
+            else immediate_range(op.immediate_values, form))
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
+        hit = form.__dict__.get("_wrapper")
+        if hit is not None and hit[0] is self:
+            result: Wrapper = hit[1]
+            return result
         for w in self.wrappers:
             if w.when(form.params):
+                form.__dict__["_wrapper"] = (self, w)
                 return w
         raise KeyError(f"{form.key}: no wrapper")
 

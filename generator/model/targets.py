@@ -89,14 +89,14 @@ class Targets:
         ``a`` and ``f`` targets of sm_NN's family from sm_NN on; ``sm_NNa``:
         exactly that target.
         """
-        memo = self._memo("select")
+        memo = self.memo("select")
         hit = memo.get(selector)
         if hit is None:
             hit = memo[selector] = self._select(selector)
         result: frozenset[str] = hit
         return result
 
-    def _memo(self, name: str) -> dict[Any, Any]:
+    def memo(self, name: str) -> dict[Any, Any]:
         """A per-instance memo of derived facts (the dataclass is frozen; its fields
         never change, so what is derived from them never does)."""
         memos: dict[str, dict[Any, Any]] = self.__dict__.setdefault("_memos", {})
@@ -106,7 +106,7 @@ class Targets:
         """{target: first PTX ISA version} of a feature on the targets ``names`` that
         needs PTX ISA ``since`` (None: any version), in target order; computed once per
         (names, since). Read-only: copy it before changing it."""
-        memo = self._memo("matrix")
+        memo = self.memo("matrix")
         key = (names, since)
         hit = memo.get(key)
         if hit is None:
@@ -125,7 +125,7 @@ class Targets:
         whatever the target: the lowest sm_XY such that every target from sm_XY on (any
         suffix) is in ``names``, as XY0; 0 when there is none (the feature is
         architecture- or family-specific)."""
-        memo = self._memo("arch_from")
+        memo = self.memo("arch_from")
         hit = memo.get(names)
         if hit is None:
             hit = 0

@@ -21,8 +21,9 @@ smaller spec and do not change. Every element of the model knows when it exists:
   (``ptx-isa-X.Y-...``) says why they are not there; target selectors that name
   targets that do not exist yet are rewritten to the targets that do;
 * descriptors: a descriptor whose ``since`` is later is absent, and so is every
-  MMA kind whose own ``since`` is later (``since.kinds``); the shapes of a kind
-  are those of the instructions of the view.
+  MMA kind whose own ``since`` is later (``since.kinds``) and every layout variant
+  whose ``since`` is later (``variants``); the shapes of a kind are those of the
+  instructions of the view.
 
 The rules of an instruction as of a version are written out as spec data (the
 generated ``ptxgen.isa.ptx`` embeds them, and builds the same model from them), so
@@ -50,6 +51,7 @@ from ptxgen.model.descriptors import Descriptor, descriptor_since, with_shapes, 
 from ptxgen.model.instructions import (
     FALSE,
     TRUE,
+    Condition,
     Form,
     Instruction,
     InstructionSet,
@@ -136,8 +138,8 @@ def descriptor_exists_at(d: Descriptor, version: str, kind: str | None = None) -
     return first is None or vkey(first) <= vkey(version)
 
 
-def check_descriptor_at(spec_dir: Path, version: str, descriptor: str,
-                        kind: str | None) -> None:
+def check_descriptor_at(spec_dir: Path, version: str | None, descriptor: str,
+                        kind: str | None, target: str | None = None) -> None:
     """For ``encode`` / ``decode`` / ``zero-column-mask --ptx-isa``: raise
     :class:`ViewError` unless ``version`` is a version of the spec and the descriptor
     (kind) exists then. Reads only targets.yaml and the descriptor files."""
@@ -148,6 +150,7 @@ def check_descriptor_at(spec_dir: Path, version: str, descriptor: str,
         raise ViewError(f"--spec: {spec_dir} is not a folder (--ptx-isa reads the spec's "
                         "PTX ISA versions and descriptor versions from it)")
     versions: list[str] = []
+    targets: dict[str, str] = {}
     found: Mapping[str, Any] | None = None
     try:
         for p in sorted(spec_dir.rglob("*.yaml")):
@@ -155,15 +158,34 @@ def check_descriptor_at(spec_dir: Path, version: str, descriptor: str,
                 continue
             head = p.read_text(encoding="utf-8")[:400]
             if TARGETS_SCHEMA in head:
-                versions = [str(v) for v in load_file(p).data.get("ptx_isa_versions", [])]
+                tdata = load_file(p).data
+                versions = [str(v) for v in tdata.get("ptx_isa_versions", [])]
+                targets = {str(t["name"]): str(t.get("since", versions[0] if versions else ""))
+                           for t in tdata.get("targets", ()) if isinstance(t, Mapping)}
             elif DESCRIPTOR_SCHEMA in head and found is None:
                 data = load_file(p).data
                 if isinstance(data, Mapping) and data.get("descriptor") == descriptor:
                     found = data
     except (SpecError, OSError, UnicodeDecodeError) as exc:
         raise ViewError(f"--spec: cannot read {spec_dir}: {str(exc).splitlines()[0]}") from None
-    check_version(versions, version)
-    if found is None:
+    if version is not None:
+        check_version(versions, version)
+    if target is not None:
+        if target not in targets:
+            from ptxgen.names import did_you_mean
+
+            raise ViewError(f"--target: unknown target {target!r}"
+                            f"{did_you_mean(target, list(targets))}; the spec knows "
+                            f"{', '.join(targets)}")
+        at = version or versions[-1]
+        if targets[target] and vkey(at) < vkey(targets[target]):
+            raise ViewError(f"--target: {target} does not exist at PTX ISA {at} (it appears "
+                            f"in {targets[target]})")
+        if found is not None and not exists_at(found, at):
+            raise ViewError(f"{descriptor} does not exist at PTX ISA {at} (it appears in "
+                            f"{appears_in(found)})")
+        return  # the kind: the variant's or the baseline's, checked by descriptor_class()
+    if found is None or version is None:
         return
     if not exists_at(found, version, kind):
         where = f"{descriptor} --kind {kind}" if kind else descriptor
@@ -328,6 +350,9 @@ def _view_descriptor(d: Descriptor, version: str) -> Descriptor | None:
     if not descriptor_exists_at(d, version):
         return None
     base = without_shapes(d)
+    variants = tuple(v for v in base.variants if vkey(v.since) <= vkey(version))
+    if variants != base.variants:
+        base = replace(base, variants=variants)
     gone = {k for k, _ in d.kinds_since if not descriptor_exists_at(d, version, k)}
     if not gone:
         return base
@@ -409,8 +434,7 @@ class _InstructionView:
             for i, item in enumerate(self.raw.get(key, ())):
                 when = item["when"]
                 path = self.base + (key, i)
-                if not self._condition(path + ("when",), when) or not any(
-                        _matches(when, f.params) for f in self.kept):
+                if not self._condition(path + ("when",), when) or not self._any_kept(when):
                     self.edit.drop(path)
         # Lists the view does not know by name (descriptor_rules, ...): an item whose
         # condition no remaining form meets, or whose operand is gone, goes.
@@ -425,7 +449,7 @@ class _InstructionView:
                 when = item.get("when")
                 if (item.get("operand") in gone or (isinstance(when, Mapping) and (
                         not self._condition(path + ("when",), when)
-                        or not any(_matches(when, f.params) for f in self.kept)))):
+                        or not self._any_kept(when)))):
                     self.edit.drop(path)
         opcodes = {f.opcode for f in self.kept}
         full_opcodes = set(ins.by_opcode)
@@ -658,7 +682,12 @@ class _InstructionView:
 
     # -- the forms that came back, and the check ------------------------------------------
     def _project(self, params: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
-        return tuple(params[n] for n in names)
+        return tuple(map(params.__getitem__, names))
+
+    def _any_kept(self, when: Mapping[str, Any] | None) -> bool:
+        """Whether some form of the view meets the spec condition ``when``."""
+        cond = Condition.build(when)
+        return any(cond(f.params) for f in self.kept)
 
     def exclude(self, built: Instruction) -> bool:
         """Add rules for view forms that do not exist at the version; True if any."""
@@ -739,10 +768,6 @@ _KNOWN = frozenset({"qualifiers", "operands", "combinations", "rules", "gates", 
 
 def _plain(v: str) -> Any:
     return True if v == TRUE else False if v == FALSE else v
-
-
-def _matches(cond: Mapping[str, Any] | None, params: Mapping[str, str]) -> bool:
-    return all(Matcher.build(raw)(params[n]) for n, raw in (cond or {}).items())
 
 
 __all__ = ["ViewError", "appears_in", "at", "check_descriptor_at", "check_version",

@@ -15,10 +15,12 @@ version, then compares the spec with it:
    spec's newest support carried to new versions and nothing before its oldest;
    near misses (valid forms with one qualifier changed so that the spec calls
    them invalid) at the newest version on every target.
-4. Qualifier values the spec has never seen: tokens of the assembler binary's
-   own strings that look like a qualifier's values (``.kind::xyz``, ``m16n8k96``)
-   and the values other instructions give a qualifier of the same name, put into
-   one form of every combination and assembled on every target.
+4. Qualifier values the spec has never seen: tokens of the toolkit's binaries'
+   strings that look like a qualifier's values (``.kind::xyz``, ``m16n8k96``) --
+   the assembler's own and those of cicc found next to it (cicc names
+   ``kind::ti16``, ptxas 13.5's strings do not) -- and the values other
+   instructions give a qualifier of the same name, put into one form of every
+   combination and assembled on every target.
 
 Disagreements are grouped into proposed edits, each with the assembler's
 message. The spec's answers are those for the assembler's toolkit (its recorded
@@ -146,20 +148,65 @@ def _shape(value: str) -> re.Pattern[str] | None:
                                                                     re.escape(value))) + "$")
 
 
+def _real_binary(path: str) -> Path | None:
+    """The binary ``path`` runs: symbolic links resolved, a wrapper script's ``exec``
+    line followed (the machine's ``ptxas`` may be ``exec /usr/local/cuda/bin/ptxas``)."""
+    try:
+        real = Path(path).resolve()
+        with real.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    if head[:2] == b"#!":
+        m = re.search(rb"exec\s+(\S+)", head)
+        if not m:
+            return None
+        try:
+            return Path(m.group(1).decode()).resolve()
+        except (OSError, UnicodeDecodeError):
+            return None
+    return real
+
+
 def binary_tokens(path: str) -> frozenset[str]:
     """The dotted tokens in the assembler binary's strings (``.kind::f16``, ``.x4``)."""
+    real = _real_binary(path)
     try:
-        data = Path(path).read_bytes()
+        data = real.read_bytes() if real is not None else b""
     except OSError:
         return frozenset()
-    if data[:2] == b"#!":  # a wrapper script: follow its exec line
-        m = re.search(rb"exec\s+(\S+)", data)
-        if m:
-            try:
-                data = Path(m.group(1).decode()).read_bytes()
-            except OSError:
-                return frozenset()
     return frozenset(t.decode() for t in re.findall(rb"\.[A-Za-z_][A-Za-z0-9_:]{0,40}", data))
+
+
+def toolkit_binaries(ptxas: str) -> list[Path]:
+    """The toolkit's other binaries whose strings name PTX qualifiers, found relative to
+    ``ptxas``: cicc (``<bin>/../nvvm/bin/cicc`` in a CUDA installation and in the
+    ``nvidia-nvvm`` wheel, or next to ptxas)."""
+    real = _real_binary(ptxas)
+    if real is None:
+        return []
+    found = []
+    for cand in (real.parent.parent / "nvvm" / "bin" / "cicc", real.parent / "cicc"):
+        if cand.is_file() and cand not in found:
+            found.append(cand)
+    return found
+
+
+def toolkit_tokens(ptxas: str) -> frozenset[str]:
+    """Candidate qualifier tokens of a toolkit: the dotted tokens of ptxas's strings, and
+    the whole-word ``name::value`` tokens of cicc's (written with a leading dot): cicc
+    names qualifier values that ptxas's strings do not (``kind::ti16`` in CUDA 13.4 and
+    13.5). A cicc token must stand alone (between NULs, blanks, quotes or punctuation),
+    so that fragments of its packed string tables do not become candidates."""
+    tokens = set(binary_tokens(ptxas))
+    for binary in toolkit_binaries(ptxas):
+        try:
+            data = binary.read_bytes()
+        except OSError:
+            continue
+        tokens |= {"." + t.decode() for t in re.findall(
+            rb"[\x00 .'\"(]([a-z][a-z0-9_]{0,20}::[A-Za-z0-9_]{1,20})(?=[\x00 '\",;)])", data)}
+    return frozenset(tokens)
 
 
 def candidate_values(ins: Instruction, tokens: Iterable[str],
@@ -261,6 +308,18 @@ class _Probe:
         return None
 
     # 3. forms
+    def observe_split(self, jobs: Sequence[tuple[str, str, str, list[Kernel]]]
+                      ) -> dict[tuple[str, str], dict[str, list[str]]]:
+        """Like :meth:`observe`, with kernels (and an -arch) of their own per job; the
+        results of jobs of one (target, version) are merged."""
+        res = self.map(lambda t, v, a, ks: ((t, v), self.asm.assemble(t, v, a, ks)),
+                       list(jobs))
+        self.kernels_run += sum(len(j[3]) for j in jobs)
+        out: dict[tuple[str, str], dict[str, list[str]]] = {}
+        for pair, got in res:
+            out.setdefault(pair, {}).update(got)
+        return out
+
     def observe(self, pairs: Sequence[tuple[str, str, str]], kernels: list[Kernel]
                 ) -> dict[tuple[str, str], dict[str, list[str]]]:
         res = self.map(lambda t, v, a: ((t, v), self.asm.assemble(t, v, a, kernels)),
@@ -358,7 +417,6 @@ def _run(p: _Probe) -> dict[str, Any]:
     for n, first in new_first.items():
         pairs += [(n, v, verify_arch(n)) for v in probe_versions
                   if vkey(v) >= vkey(first) and asm_exists(n, v)]
-    seen = p.observe(pairs, klist)
 
     matrices = {f.key: support[f.key].matrix(tt) for f in forms}
 
@@ -368,6 +426,20 @@ def _run(p: _Probe) -> dict[str, Any]:
         at = v if v in tt.versions else tt.newest
         first = matrices[f.key].get(name)
         return first is not None and vkey(at) >= vkey(first) and tt.get(name).exists_at(at)
+
+    # Where a pair is assembled with code generation, the forms the spec does not support
+    # there are checked verify-only, as the conformance matrix (ptxgen.probe.matrix) does:
+    # ptxas refuses them with the same errors, and the two share these assemblies.
+    jobs: list[tuple[str, str, str, list[Kernel]]] = []
+    for n, v, arch in pairs:
+        if arch.startswith("compute_") or n not in tt.by_name:
+            jobs.append((n, v, arch, klist))
+            continue
+        supported_k = [kernels[f.key] for f in forms if expected(f, n, v)]
+        refused_k = [kernels[f.key] for f in forms if not expected(f, n, v)]
+        jobs += [(n, v, a, ks) for a, ks in ((arch, supported_k), (verify_arch(arch), refused_k))
+                 if ks]
+    seen = p.observe_split(jobs)
 
     diffs: dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Form]] = {}
     early_set: set[str] = set()
@@ -450,7 +522,7 @@ def _run(p: _Probe) -> dict[str, Any]:
     probes: list[Kernel] = []
     for ins in iset.instructions:
         probes += [k for _, k, _ in near_misses(ins)]
-    tokens = binary_tokens(asm.path)
+    tokens = toolkit_tokens(asm.path)
     siblings: dict[str, set[str]] = {}
     for ins in iset.instructions:
         for q in ins.qualifiers:
@@ -518,4 +590,4 @@ def _representatives(ins: Instruction) -> list[Form]:
 
 
 __all__ = ["EXIT_AGREE", "EXIT_ERROR", "EXIT_PROPOSE", "SCHEMA", "ProbeResult", "Proposal",
-           "binary_tokens", "candidate_values", "probe"]
+           "binary_tokens", "candidate_values", "probe", "toolkit_binaries", "toolkit_tokens"]

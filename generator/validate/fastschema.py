@@ -15,6 +15,7 @@ them (tests/test_validate.py).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -127,12 +128,7 @@ class _Compiler:
             if key in schema:
                 subs = [self.compile(s, f"{where}/{key}/{i}")
                         for i, s in enumerate(schema[key])]
-                if key == "allOf":
-                    add(lambda x, subs=subs: all(s(x) for s in subs))
-                elif key == "anyOf":
-                    add(lambda x, subs=subs: any(s(x) for s in subs))
-                else:
-                    add(lambda x, subs=subs: sum(1 for s in subs if s(x)) == 1)
+                add(_combined(key, subs))
         if "not" in schema:
             neg = self.compile(schema["not"], f"{where}/not")
             add(lambda x: not neg(x))
@@ -254,10 +250,22 @@ class _Compiler:
 
     def number_checks(self, schema: Mapping[str, Any]) -> Check | None:
         # Written as jsonschema's keywords fail (a NaN passes every bound there too).
-        fails = [(schema[k], op) for k, op in (
-            ("minimum", lambda x, b: x < b), ("maximum", lambda x, b: x > b),
-            ("exclusiveMinimum", lambda x, b: x <= b),
-            ("exclusiveMaximum", lambda x, b: x >= b)) if k in schema]
+        fails = [(schema[k], op) for k, op in _BOUNDS if k in schema]
         if not fails:
             return None
         return lambda x: not any(op(x, b) for b, op in fails)
+
+
+#: Numeric bounds, as the test that makes them fail.
+_BOUNDS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", operator.lt), ("maximum", operator.gt),
+    ("exclusiveMinimum", operator.le), ("exclusiveMaximum", operator.ge))
+
+
+def _combined(key: str, subs: list[Check]) -> Check:
+    """allOf / anyOf / oneOf of the compiled subschemas."""
+    if key == "allOf":
+        return lambda x: all(s(x) for s in subs)
+    if key == "anyOf":
+        return lambda x: any(s(x) for s in subs)
+    return lambda x: sum(1 for s in subs if s(x)) == 1

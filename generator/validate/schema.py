@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,38 @@ from ptxgen.load import Document
 
 SCHEMA_DIR_NAME = "schema"
 MAX_SCHEMA_BYTES = 1024 * 1024  # a schema named by a modeline: a regular file of at most 1 MB
+#: Checking one file against its schema may take at most this long. The schemas come with
+#: the spec (``ptxgen diff`` loads a git revision with the schemas it carries), so a
+#: hostile revision can hold a pattern that backtracks exponentially (``^(a+)+$``) or
+#: ``allOf`` / ``$ref`` chains that multiply the work; the project's schemas check its
+#: largest file in about 0.1 s.
+MAX_SCHEMA_SECONDS = 5.0
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise :class:`_Timeout` in the block after ``seconds`` (SIGALRM; Python's regular
+    expression engine checks for signals while it matches). Only in the main thread, where
+    the command line runs; elsewhere the block runs unlimited."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @cache
@@ -117,14 +153,30 @@ def check_schema(doc: Document) -> list[Diagnostic]:
     if schema_path.stat().st_size > MAX_SCHEMA_BYTES:
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} is larger than "
                                               f"{MAX_SCHEMA_BYTES} bytes")]
+    try:
+        with _deadline(MAX_SCHEMA_SECONDS):
+            return _check(doc, schema_path)
+    except _Timeout:
+        return [Diagnostic(doc.display, 1, 1, f"checking this file against schema "
+                                              f"{schema_path.name} took longer than "
+                                              f"{MAX_SCHEMA_SECONDS:g} s (a pattern that "
+                                              "backtracks, or a schema that multiplies its "
+                                              "work); refused")]
+    except RecursionError:
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} recurses without "
+                                              "end; refused")]
+    except Exception as exc:  # a schema that cannot be applied ($ref to nowhere, bad regex)
+        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
+                                              f"{type(exc).__name__}: {exc}"[:300])]
+
+
+def _check(doc: Document, schema_path: Path) -> list[Diagnostic]:
+    """check_schema's work: the fast yes/no check, then jsonschema for the reasons. Runs
+    under the time limit; every exception is check_schema's to report."""
     fast = _fast_check(str(schema_path))
     if fast is not None and isinstance(doc.data, dict) and fast(doc.data):
         return []  # valid: jsonschema is only needed to say why a document is not
-    try:
-        validator = _validator(str(schema_path))
-    except Exception as exc:  # a schema file that is not JSON or not a schema
-        return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} cannot be used: "
-                                              f"{type(exc).__name__}: {exc}"[:300])]
+    validator = _validator(str(schema_path))
     if not isinstance(doc.data, dict):
         what = {list: "a list", str: "a single value", int: "a single value",
                 float: "a single value", bool: "a single value"}.get(type(doc.data), "no mapping")

@@ -112,6 +112,12 @@ class _Checker:
                 if k not in kinds:
                     self.err(path + ("per_kind", k), f"kind {k!r} is not a kind of this layout "
                                                      f"({', '.join(kinds)})", key=True)
+        src = entry.get("sources")
+        if isinstance(src, dict):
+            for k in src:
+                if k not in kinds:
+                    self.err(path + ("sources", k), f"kind {k!r} is not a kind of this layout "
+                                                    f"({', '.join(kinds) or 'none'})", key=True)
         if ftype == "dimension":
             if "values" in entry or "per_kind" in entry:
                 self.err(path + ("type",), "a dimension field takes no value list")
@@ -216,7 +222,67 @@ class _Checker:
         else:
             all_fields = self.layout(data, data["fields"], ("fields",), [])
         self.refs(data, all_fields)
+        self.variants(data, name, cls, kinds)
         return name, kinds, cls
+
+    def variants(self, data: dict[str, Any], name: str, cls: str, kinds: list[str]) -> None:
+        """``variants``: layouts that replace the baseline on some targets. Each tiles the
+        word like the baseline; with ``layouts`` it lists its kinds, without it the
+        descriptor has no kinds either; names, suffixes and classes are unique."""
+        names: dict[str, int] = {}
+        suffixes: dict[str, int] = {}
+        for vi, v in enumerate(data.get("variants", ())):
+            base: Path_ = ("variants", vi)
+            self.ident(base + ("name",), v["name"], "variant name")
+            if v["name"] in names:
+                self.err(base + ("name",), f"duplicate variant name {v['name']!r} (also "
+                                           f"variants[{names[v['name']]}])")
+            names.setdefault(v["name"], vi)
+            if v["class_suffix"] in suffixes:
+                self.err(base + ("class_suffix",), f"duplicate class suffix "
+                                                   f"{v['class_suffix']!r} (also variants"
+                                                   f"[{suffixes[v['class_suffix']]}])")
+            suffixes.setdefault(v["class_suffix"], vi)
+            self.note_ref(base + ("evidence", "note"), v["evidence"]["note"])
+            merged = {**data, "encodings": {**data.get("encodings", {}),
+                                            **v.get("encodings", {})}}
+            if "layouts" in v:
+                if "layouts" not in data:
+                    self.err(base + ("layouts",), f"{name} has no MMA kinds; a variant of it "
+                                                  "takes 'fields', not 'layouts'", key=True)
+                    continue
+                vkinds = v["kinds"]
+                if len(set(vkinds)) != len(vkinds):
+                    self.err(base + ("kinds",), "duplicate kinds")
+                placed: dict[str, int] = {}
+                for li, layout in enumerate(v["layouts"]):
+                    for k in layout["kinds"]:
+                        if k not in vkinds:
+                            self.err(base + ("layouts", li, "kinds"),
+                                     f"kind {k!r} is not declared in this variant's 'kinds' "
+                                     f"({', '.join(vkinds)})")
+                        elif k in placed:
+                            self.err(base + ("layouts", li, "kinds"),
+                                     f"kind {k!r} already has the layout of "
+                                     f"layouts[{placed[k]}]")
+                        placed[k] = li
+                        self.ident(base + ("layouts", li, "kinds"), k, "kind")
+                        self.ident(base + ("layouts", li),
+                                   camel(name) + v["class_suffix"] + camel(k), "class name",
+                                   "class")
+                    self.layout(merged, layout["fields"], base + ("layouts", li, "fields"),
+                                layout["kinds"])
+                for k in vkinds:
+                    if k not in placed:
+                        self.err(base + ("kinds",), f"kind {k!r} has no layout")
+            else:
+                if "layouts" in data:
+                    self.err(base + ("fields",), f"{name} has MMA kinds ({', '.join(kinds)}); "
+                                                 "a variant of it takes 'kinds' and 'layouts'",
+                             key=True)
+                    continue
+                self.ident(base, cls + v["class_suffix"], "class name", "class")
+                self.layout(merged, v["fields"], base + ("fields",), [])
 
     def refs(self, data: dict[str, Any], fields: dict[str, dict[str, Any]]) -> None:
         def need(path: Path_, fname: str, ftype: str | None = None) -> None:
@@ -313,6 +379,9 @@ def check_semantics(docs: list[Document]) -> list[Diagnostic]:
                                                            f"defined in {seen_names[name]}"))
         seen_names[name] = where
         classes = [camel(name) + camel(k) for k in kinds] if kinds else [cls]
+        for v in doc.data.get("variants", ()):
+            classes += ([camel(name) + v["class_suffix"] + camel(k) for k in v.get("kinds", ())]
+                        if kinds else [cls + v["class_suffix"]])
         for c in classes:
             if c in seen_classes:
                 errors.append(doc.source.diag(("descriptor",), f"class {c!r} is also generated "

@@ -9,7 +9,8 @@
  *
  * Generated from spec/descriptors/instr_desc.yaml; spec notes: t42-f8f6f4-dtype,
  * t44-mxf4nvf4-scale-type, t43-sparsity-selector, t43-m-field, t43-k-size, t44-btype-width,
- * cutlass-instr-desc-names.
+ * cutlass-instr-desc-names, t51-sm107, t51-ti16, t51-k-dim, t52-scale-a-layout, t52-k-dim,
+ * t53-sparsity-version, t53-ue5m3, t53-k-dim.
  */
 #pragma once
 
@@ -448,6 +449,12 @@ struct InstrDescTable42_t {
   uint32_t max_shift = 0u; /**< max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
@@ -762,6 +769,12 @@ struct InstrDescTable43_t {
   uint32_t scale_a_id = 0u; /**< scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: 0 to 3. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
@@ -1135,6 +1148,12 @@ struct InstrDescTable44_t {
   uint32_t k_dim = 0u; /**< k_dim (bit 31): K Dimension. Allowed: 0 to 1. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
@@ -1273,5 +1292,1394 @@ using InstrDescMxf4 = InstrDescTable44_t<detail::InstrDescMxf4>;
  * for this kind; see InstrDescTable44_t.
  */
 using InstrDescMxf4nvf4 = InstrDescTable44_t<detail::InstrDescMxf4nvf4>;
+
+namespace detail {
+
+/**
+ * tcgen05 instruction descriptor, .kind::tf32: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+struct InstrDescSm107Tf32 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * dtype (Matrix D type) (bits 4-5): the codes allowed for this kind.
+   */
+  enum class Dtype : uint8_t {
+    F32 = 1, /**< F32 (CLI spelling 'f32') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    TF32 = 2, /**< TF32 (CLI spelling 'tf32') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-12): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    TF32 = 2, /**< TF32 (CLI spelling 'tf32') */
+  };
+  static constexpr Dtype dtype = Dtype::F32;
+  static constexpr Atype atype = Atype::TF32;
+  static constexpr Btype btype = Btype::TF32;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "tf32"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::TF32)) { if (diagnose) invalid_field<atype_not_one_of_tf32>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::TF32)) { if (diagnose) invalid_field<btype_not_one_of_tf32>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.k_dim == 0u)) { if (diagnose) invalid_field<k_dim_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_selector_above_3; /* sparsity_selector: allowed: 0 to 3 */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct saturate_not_applicable_to_this_kind_must_be_0; /* saturate: allowed: only 0 (not applicable to this kind) */
+  struct dtype_not_one_of_f32; /* dtype: allowed: one of f32 (1) */
+  struct atype_not_one_of_tf32; /* atype: allowed: one of tf32 (2) */
+  struct btype_not_one_of_tf32; /* btype: allowed: one of tf32 (2) */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
+  struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct k_dim_not_applicable_to_this_kind_must_be_0; /* k_dim: allowed: only 0 (not applicable to this kind) */
+  struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::f16: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+struct InstrDescSm107F16 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * dtype (Matrix D type) (bits 4-5): the codes allowed for this kind.
+   */
+  enum class Dtype : uint8_t {
+    F16 = 0, /**< F16 (CLI spelling 'f16') */
+    F32 = 1, /**< F32 (CLI spelling 'f32') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    F16 = 0, /**< F16 (CLI spelling 'f16') */
+    BF16 = 1, /**< BF16 (CLI spelling 'bf16') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-12): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    F16 = 0, /**< F16 (CLI spelling 'f16') */
+    BF16 = 1, /**< BF16 (CLI spelling 'bf16') */
+  };
+  static constexpr Dtype dtype = Dtype::F16;
+  static constexpr Atype atype = Atype::F16;
+  static constexpr Btype btype = Btype::F16;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "f16"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::F16 || d.atype == Atype::BF16)) { if (diagnose) invalid_field<atype_not_one_of_f16_bf16>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::F16 || d.btype == Btype::BF16)) { if (diagnose) invalid_field<btype_not_one_of_f16_bf16>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.k_dim == 0u)) { if (diagnose) invalid_field<k_dim_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_selector_above_3; /* sparsity_selector: allowed: 0 to 3 */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct saturate_not_applicable_to_this_kind_must_be_0; /* saturate: allowed: only 0 (not applicable to this kind) */
+  struct dtype_not_one_of_f16_f32; /* dtype: allowed: one of f16 (0), f32 (1) */
+  struct atype_not_one_of_f16_bf16; /* atype: allowed: one of f16 (0), bf16 (1) */
+  struct btype_not_one_of_f16_bf16; /* btype: allowed: one of f16 (0), bf16 (1) */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
+  struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct k_dim_not_applicable_to_this_kind_must_be_0; /* k_dim: allowed: only 0 (not applicable to this kind) */
+  struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::f8f6f4: the value type of PTX ISA 9.7.18.4.2, Table 51
+ * for this kind; see InstrDescTable51_t.
+ */
+struct InstrDescSm107F8f6f4 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * dtype (Matrix D type) (bits 4-5): the codes allowed for this kind.
+   */
+  enum class Dtype : uint8_t {
+    F16 = 0, /**< F16 (CLI spelling 'f16') */
+    F32 = 1, /**< F32 (CLI spelling 'f32') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    E4M3 = 0, /**< E4M3 (CLI spelling 'e4m3') */
+    E5M2 = 1, /**< E5M2 (CLI spelling 'e5m2') */
+    E2M3 = 3, /**< E2M3 (CLI spelling 'e2m3') */
+    E3M2 = 4, /**< E3M2 (CLI spelling 'e3m2') */
+    E2M1 = 5, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-12): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    E4M3 = 0, /**< E4M3 (CLI spelling 'e4m3') */
+    E5M2 = 1, /**< E5M2 (CLI spelling 'e5m2') */
+    E2M3 = 3, /**< E2M3 (CLI spelling 'e2m3') */
+    E3M2 = 4, /**< E3M2 (CLI spelling 'e3m2') */
+    E2M1 = 5, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  static constexpr Dtype dtype = Dtype::F16;
+  static constexpr Atype atype = Atype::E4M3;
+  static constexpr Btype btype = Btype::E4M3;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "f8f6f4"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::F16 || d.dtype == Dtype::F32)) { if (diagnose) invalid_field<dtype_not_one_of_f16_f32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    if (!((partial && d.m == 0u) || d.m == 32u || d.m == 64u || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 32u) ? (d.n == 64u || d.n == 128u || d.n == 256u) : (d.m == 64u || d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_selector_above_3; /* sparsity_selector: allowed: 0 to 3 */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct saturate_not_applicable_to_this_kind_must_be_0; /* saturate: allowed: only 0 (not applicable to this kind) */
+  struct dtype_not_one_of_f16_f32; /* dtype: allowed: one of f16 (0), f32 (1) */
+  struct atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1; /* atype: allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5) */
+  struct btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1; /* btype: allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5) */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
+  struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct m_not_a_multiple_of_16; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_496; /* m: allowed: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind) */
+  struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 32, 64, 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 32: 64, 128 or 256; m = 64, 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::ti16: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+struct InstrDescSm107Ti16 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * dtype (Matrix D type) (bits 4-5): the codes allowed for this kind.
+   */
+  enum class Dtype : uint8_t {
+    S32 = 2, /**< S32 (CLI spelling 's32') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    S1Z4M11 = 3, /**< S1Z4M11 (CLI spelling 's1z4m11') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-12): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    S1Z4M11 = 3, /**< S1Z4M11 (CLI spelling 's1z4m11') */
+  };
+  static constexpr Dtype dtype = Dtype::S32;
+  static constexpr Atype atype = Atype::S1Z4M11;
+  static constexpr Btype btype = Btype::S1Z4M11;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "ti16"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity_selector <= 3u)) { if (diagnose) invalid_field<sparsity_selector_above_3>(); return {Errc::not_allowed, PtxgenF::sparsity_selector}; }
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.saturate == 0u)) { if (diagnose) invalid_field<saturate_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::saturate}; }
+    if (!(d.dtype == Dtype::S32)) { if (diagnose) invalid_field<dtype_not_one_of_s32>(); return {Errc::not_allowed, PtxgenF::dtype}; }
+    if (!(d.atype == Atype::S1Z4M11)) { if (diagnose) invalid_field<atype_not_one_of_s1z4m11>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::S1Z4M11)) { if (diagnose) invalid_field<btype_not_one_of_s1z4m11>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.m % 16u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_16>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 496u)) { if (diagnose) invalid_field<m_above_496>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.k_dim == 0u)) { if (diagnose) invalid_field<k_dim_not_applicable_to_this_kind_must_be_0>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!(d.max_shift <= 3u)) { if (diagnose) invalid_field<max_shift_above_3>(); return {Errc::not_allowed, PtxgenF::max_shift}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_selector_above_3; /* sparsity_selector: allowed: 0 to 3 */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct saturate_not_applicable_to_this_kind_must_be_0; /* saturate: allowed: only 0 (not applicable to this kind) */
+  struct dtype_not_one_of_s32; /* dtype: allowed: one of s32 (2) */
+  struct atype_not_one_of_s1z4m11; /* atype: allowed: one of s1z4m11 (3) */
+  struct btype_not_one_of_s1z4m11; /* btype: allowed: one of s1z4m11 (3) */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_0; /* transpose_a: allowed: only 0 */
+  struct transpose_b_above_0; /* transpose_b: allowed: only 0 */
+  struct n_not_a_multiple_of_8; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
+  struct n_above_504; /* n: allowed: a multiple of 8 from 0 to 504 (encoded as N >> 3) */
+  struct m_not_a_multiple_of_16; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct m_above_496; /* m: allowed: a multiple of 16 from 0 to 496 (encoded as M >> 4) */
+  struct k_dim_not_applicable_to_this_kind_must_be_0; /* k_dim: allowed: only 0 (not applicable to this kind) */
+  struct max_shift_above_3; /* max_shift: allowed: 0 to 3 */
+};
+
+}  // namespace detail
+
+/**
+ * tcgen05 instruction descriptor (PTX ISA 9.4 9.7.18.4.2, Table 51: Instruction descriptor format
+ * for .kind::tf32, .kind::f16, .kind::f8f6f4, .kind::i8 and .kind::ti16).
+ *
+ * The sm107 layout: for sm_107a, sm_107f from PTX ISA 9.4 only; every other target uses the
+ * baseline tables. A field of this layout that the baseline type lacks is a compile error naming
+ * it there (no member).
+ *
+ * Describes the shapes, types and other details of all the matrices and of the matrix multiply and
+ * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
+ *
+ * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
+ *
+ * Use it through its aliases InstrDescSm107Tf32, InstrDescSm107F16, InstrDescSm107F8f6f4,
+ * InstrDescSm107Ti16; the template parameter holds what differs between kinds (the allowed
+ * values), and a template is used at all only so that compilers analyse the member functions a
+ * translation unit uses.
+ *
+ * Reserved (must be 0): bit 6, bit 23.
+ */
+template <class PtxgenKind>
+struct InstrDescTable51_t {
+  /** The descriptor word: 32 bits. */
+  using word_type = uint32_t;
+  static constexpr unsigned word_bits = 32;
+  /** Bits that must be 0: bit 6, bit 23. */
+  static constexpr word_type reserved_mask = 0x00800040u;
+  /** Bits that hold a fixed constant: none. */
+  static constexpr word_type fixed_mask = 0x00000000u;
+  static constexpr word_type fixed_value = 0x00000000u;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Dtype = typename PtxgenKind::Dtype;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
+
+  /** What an error report points at: a field, the reserved or fixed bits of a word, or a
+   *  helper's argument. */
+  enum class Field : uint8_t {
+    none,
+    sparsity_selector,
+    sparsity,
+    saturate,
+    dtype,
+    atype,
+    btype,
+    negate_a,
+    negate_b,
+    transpose_a,
+    transpose_b,
+    n,
+    m,
+    k_dim,
+    max_shift,
+    reserved,
+  };
+
+  uint32_t sparsity_selector = 0u; /**< sparsity_selector (bits 0-1): Sparsity selector, if Sparsity is enabled. Allowed: 0 to 3. */
+  Sparsity sparsity = Sparsity::DENSE; /**< sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1). */
+  uint32_t saturate = 0u; /**< saturate (bit 3): Saturate for integer types. Allowed: only 0 (not applicable to this kind). */
+  Dtype dtype = PtxgenKind::dtype; /**< dtype (bits 4-5): dtype (Matrix D type). Allowed: tf32: one of f32 (1); f16: one of f16 (0), f32 (1); f8f6f4: one of f16 (0), f32 (1); ti16: one of s32 (2). */
+  Atype atype = PtxgenKind::atype; /**< atype (bits 7-9): atype (Matrix A type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); ti16: one of s1z4m11 (3). */
+  Btype btype = PtxgenKind::btype; /**< btype (bits 10-12): btype (Matrix B type). Allowed: tf32: one of tf32 (2); f16: one of f16 (0), bf16 (1); f8f6f4: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5); ti16: one of s1z4m11 (3). */
+  uint32_t negate_a = 0u; /**< negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1. */
+  uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1. */
+  uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: tf32: 0 to 1; f16: 0 to 1; f8f6f4: 0 to 1; ti16: only 0. */
+  uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: tf32: 0 to 1; f16: 0 to 1; f8f6f4: 0 to 1; ti16: only 0. */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: tf32: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); f16: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); f8f6f4: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind); ti16: a multiple of 8 from 0 to 504 (encoded as N >> 3). */
+  uint32_t m = 0u; /**< m (bits 24-28): M, Dimension of Matrix A (4 LSBs not included). Allowed: tf32: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind); f16: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind); f8f6f4: 32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of this kind); ti16: a multiple of 16 from 0 to 496 (encoded as M >> 4). */
+  uint32_t k_dim = 0u; /**< k_dim (bit 29): K Dimension. Allowed: tf32: only 0 (not applicable to this kind); f16: only 0 (not applicable to this kind); f8f6f4: 0 to 1; ti16: only 0 (not applicable to this kind). */
+  uint32_t max_shift = 0u; /**< max_shift (bits 30-31): Maximum shift while attempting B matrix-reuse in .ws. Allowed: 0 to 3. */
+
+  PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return "sm107"; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return "sm_107a, sm_107f"; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 94u;
+  /** The MMA kind, or nullptr. */
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
+  /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
+  PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
+    const char* const names[] = {"none", "sparsity_selector", "sparsity", "saturate", "dtype", "atype", "btype", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "m", "k_dim", "max_shift", "reserved"};
+    return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
+  }
+
+  PTXGEN_HD constexpr InstrDescTable51_t with_sparsity_selector(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.sparsity_selector = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_sparsity(Sparsity v) const noexcept { InstrDescTable51_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_saturate(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.saturate = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_dtype(Dtype v) const noexcept { InstrDescTable51_t d = *this; d.dtype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_atype(Atype v) const noexcept { InstrDescTable51_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_btype(Btype v) const noexcept { InstrDescTable51_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_negate_a(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_negate_b(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_n(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_m(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_k_dim(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.k_dim = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable51_t with_max_shift(uint32_t v) const noexcept { InstrDescTable51_t d = *this; d.max_shift = v; PtxgenKind::check(d, true, true); return d; }
+
+  /** The first field whose value the table does not allow, or Errc::ok. */
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
+
+  /** The descriptor word. In a constant expression an invalid field is a compile error
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
+  PTXGEN_HD constexpr word_type encode() const noexcept {
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
+    return encode_unchecked();
+  }
+
+  /** The descriptor word, each field truncated to its width, without any check. */
+  PTXGEN_HD constexpr word_type encode_unchecked() const noexcept {
+    return fixed_value
+        | ((sparsity_selector & 0x3u) << 0)
+        | ((static_cast<uint32_t>(sparsity) & 0x1u) << 2)
+        | ((saturate & 0x1u) << 3)
+        | ((static_cast<uint32_t>(dtype) & 0x3u) << 4)
+        | ((static_cast<uint32_t>(atype) & 0x7u) << 7)
+        | ((static_cast<uint32_t>(btype) & 0x7u) << 10)
+        | ((negate_a & 0x1u) << 13)
+        | ((negate_b & 0x1u) << 14)
+        | ((transpose_a & 0x1u) << 15)
+        | ((transpose_b & 0x1u) << 16)
+        | (((n >> 3) & 0x3fu) << 17)
+        | (((m >> 4) & 0x1fu) << 24)
+        | ((k_dim & 0x1u) << 29)
+        | ((max_shift & 0x3u) << 30)
+        ;
+  }
+
+  /** The descriptor word, or (value 0) the first invalid field. */
+  PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
+    const Status<Field> s = PtxgenKind::check(*this, false);
+    return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
+  }
+
+  /** Reserved bits set or fixed bits wrong in a word, or Errc::ok. */
+  PTXGEN_HD static constexpr Status<Field> check_word(word_type w) noexcept { return check_word_(w, false); }
+
+  /** The fields of a word as they are, without any check. */
+  PTXGEN_HD static constexpr InstrDescTable51_t decode_unchecked(word_type w) noexcept {
+    InstrDescTable51_t d{};
+    d.sparsity_selector = ((w >> 0) & 0x3u);
+    d.sparsity = static_cast<Sparsity>(((w >> 2) & 0x1u));
+    d.saturate = ((w >> 3) & 0x1u);
+    d.dtype = static_cast<Dtype>(((w >> 4) & 0x3u));
+    d.atype = static_cast<Atype>(((w >> 7) & 0x7u));
+    d.btype = static_cast<Btype>(((w >> 10) & 0x7u));
+    d.negate_a = ((w >> 13) & 0x1u);
+    d.negate_b = ((w >> 14) & 0x1u);
+    d.transpose_a = ((w >> 15) & 0x1u);
+    d.transpose_b = ((w >> 16) & 0x1u);
+    d.n = ((w >> 17) & 0x3fu) << 3;
+    d.m = ((w >> 24) & 0x1fu) << 4;
+    d.k_dim = ((w >> 29) & 0x1u);
+    d.max_shift = ((w >> 30) & 0x3u);
+    return d;
+  }
+
+  /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
+  PTXGEN_HD static constexpr InstrDescTable51_t decode(word_type w) noexcept {
+    if (!check_word_(w, true).ok()) invalid_descriptor();
+    const InstrDescTable51_t d = decode_unchecked(w);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
+    return d;
+  }
+
+  /** The fields of a word and the first problem of the word or its fields, or Errc::ok.
+   *  On an error value holds the fields as decoded (empty for bad reserved/fixed bits). */
+  PTXGEN_HD static constexpr Result<InstrDescTable51_t, Field> decode_checked(word_type w) noexcept {
+    const Status<Field> s = check_word_(w, false);
+    if (!s.ok()) return {InstrDescTable51_t{}, s.error, s.field};
+    const InstrDescTable51_t d = decode_unchecked(w);
+    const Status<Field> v = PtxgenKind::check(d, false);
+    return {d, v.error, v.field};
+  }
+
+  PTXGEN_HD friend constexpr bool operator==(const InstrDescTable51_t& a, const InstrDescTable51_t& b) noexcept {
+    return a.sparsity_selector == b.sparsity_selector &&
+           a.sparsity == b.sparsity &&
+           a.saturate == b.saturate &&
+           a.dtype == b.dtype &&
+           a.atype == b.atype &&
+           a.btype == b.btype &&
+           a.negate_a == b.negate_a &&
+           a.negate_b == b.negate_b &&
+           a.transpose_a == b.transpose_a &&
+           a.transpose_b == b.transpose_b &&
+           a.n == b.n &&
+           a.m == b.m &&
+           a.k_dim == b.k_dim &&
+           a.max_shift == b.max_shift;
+  }
+
+ private:
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
+  PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
+    if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
+    return {Errc::ok, Field::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct reserved_bits_not_zero; /* reserved bits (bit 6, bit 23) must be 0 */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::tf32: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+using InstrDescSm107Tf32 = InstrDescTable51_t<detail::InstrDescSm107Tf32>;
+
+/**
+ * tcgen05 instruction descriptor, .kind::f16: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+using InstrDescSm107F16 = InstrDescTable51_t<detail::InstrDescSm107F16>;
+
+/**
+ * tcgen05 instruction descriptor, .kind::f8f6f4: the value type of PTX ISA 9.7.18.4.2, Table 51
+ * for this kind; see InstrDescTable51_t.
+ */
+using InstrDescSm107F8f6f4 = InstrDescTable51_t<detail::InstrDescSm107F8f6f4>;
+
+/**
+ * tcgen05 instruction descriptor, .kind::ti16: the value type of PTX ISA 9.7.18.4.2, Table 51 for
+ * this kind; see InstrDescTable51_t.
+ */
+using InstrDescSm107Ti16 = InstrDescTable51_t<detail::InstrDescSm107Ti16>;
+
+namespace detail {
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf8f6f4: the value type of PTX ISA 9.7.18.4.2, Table 52
+ * for this kind; see InstrDescTable52_t.
+ */
+struct InstrDescSm107Mxf8f6f4 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    E4M3 = 0, /**< E4M3 (CLI spelling 'e4m3') */
+    E5M2 = 1, /**< E5M2 (CLI spelling 'e5m2') */
+    E2M3 = 3, /**< E2M3 (CLI spelling 'e2m3') */
+    E3M2 = 4, /**< E3M2 (CLI spelling 'e3m2') */
+    E2M1 = 5, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-12): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    E4M3 = 0, /**< E4M3 (CLI spelling 'e4m3') */
+    E5M2 = 1, /**< E5M2 (CLI spelling 'e5m2') */
+    E2M3 = 3, /**< E2M3 (CLI spelling 'e2m3') */
+    E3M2 = 4, /**< E3M2 (CLI spelling 'e3m2') */
+    E2M1 = 5, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * Scale Matrix Type, for both scale_A / scale_B (bit 23): the codes allowed for this kind.
+   */
+  enum class ScaleType : uint8_t {
+    UE8M0 = 1, /**< UE8M0 (CLI spelling 'ue8m0') */
+  };
+  /**
+   * Scale Factor A layout (bit 26): the codes allowed for this kind.
+   */
+  enum class ScaleALayout : uint8_t {
+    LANES32 = 0, /**< 32 lanes (CLI spelling 'lanes32') */
+    LANES128 = 1, /**< 128 lanes (CLI spelling 'lanes128') */
+  };
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "mxf8f6f4"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.scale_b_id <= 3u)) { if (diagnose) invalid_field<scale_b_id_above_3>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E4M3 || d.atype == Atype::E5M2 || d.atype == Atype::E2M3 || d.atype == Atype::E3M2 || d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E4M3 || d.btype == Btype::E5M2 || d.btype == Btype::E2M3 || d.btype == Btype::E3M2 || d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 1u)) { if (diagnose) invalid_field<transpose_a_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 1u)) { if (diagnose) invalid_field<transpose_b_above_1>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.scale_a_layout == ScaleALayout::LANES32 || d.scale_a_layout == ScaleALayout::LANES128)) { if (diagnose) invalid_field<scale_a_layout_not_one_of_lanes32_lanes128>(); return {Errc::not_allowed, PtxgenF::scale_a_layout}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id <= 3u)) { if (diagnose) invalid_field<scale_a_id_above_3>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct scale_b_id_above_3; /* scale_b_id: allowed: 0 to 3 */
+  struct atype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1; /* atype: allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5) */
+  struct btype_not_one_of_e4m3_e5m2_e2m3_e3m2_e2m1; /* btype: allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5) */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_1; /* transpose_a: allowed: 0 to 1 */
+  struct transpose_b_above_1; /* transpose_b: allowed: 0 to 1 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct scale_type_not_one_of_ue8m0; /* scale_type: allowed: one of ue8m0 (1) */
+  struct scale_a_layout_not_one_of_lanes32_lanes128; /* scale_a_layout: allowed: one of lanes32 (0), lanes128 (1) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct scale_a_id_above_3; /* scale_a_id: allowed: 0 to 3 */
+  struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+}  // namespace detail
+
+/**
+ * tcgen05 instruction descriptor (PTX ISA 9.4 9.7.18.4.2, Table 52: Instruction descriptor format
+ * for .kind::mxf8f6f4).
+ *
+ * The sm107 layout: for sm_107a, sm_107f from PTX ISA 9.4 only; every other target uses the
+ * baseline tables. A field of this layout that the baseline type lacks is a compile error naming
+ * it there (no member).
+ *
+ * Describes the shapes, types and other details of all the matrices and of the matrix multiply and
+ * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
+ *
+ * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
+ *
+ * Use it through its alias InstrDescSm107Mxf8f6f4; the template parameter holds what differs
+ * between kinds (the allowed values), and a template is used at all only so that compilers analyse
+ * the member functions a translation unit uses.
+ *
+ * Reserved (must be 0): bits 0-1, bit 3, bit 6, bits 24-25.
+ */
+template <class PtxgenKind>
+struct InstrDescTable52_t {
+  /** The descriptor word: 32 bits. */
+  using word_type = uint32_t;
+  static constexpr unsigned word_bits = 32;
+  /** Bits that must be 0: bits 0-1, bit 3, bit 6, bits 24-25. */
+  static constexpr word_type reserved_mask = 0x0300004bu;
+  /** Bits that hold a fixed constant: none. */
+  static constexpr word_type fixed_mask = 0x00000000u;
+  static constexpr word_type fixed_value = 0x00000000u;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
+  using ScaleType = typename PtxgenKind::ScaleType;
+  using ScaleALayout = typename PtxgenKind::ScaleALayout;
+
+  /** What an error report points at: a field, the reserved or fixed bits of a word, or a
+   *  helper's argument. */
+  enum class Field : uint8_t {
+    none,
+    sparsity,
+    scale_b_id,
+    atype,
+    btype,
+    negate_a,
+    negate_b,
+    transpose_a,
+    transpose_b,
+    n,
+    scale_type,
+    scale_a_layout,
+    m,
+    scale_a_id,
+    k_dim,
+    reserved,
+  };
+
+  Sparsity sparsity = Sparsity::DENSE; /**< sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1). */
+  uint32_t scale_b_id = 0u; /**< scale_b_id (bits 4-5): Matrix B Scale Factor Data ID. Allowed: 0 to 3. */
+  Atype atype = Atype::E4M3; /**< atype (bits 7-9): atype (Matrix A type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5). */
+  Btype btype = Btype::E4M3; /**< btype (bits 10-12): btype (Matrix B type). Allowed: one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5). */
+  uint32_t negate_a = 0u; /**< negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1. */
+  uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1. */
+  uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: 0 to 1. */
+  uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: 0 to 1. */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind). */
+  ScaleType scale_type = ScaleType::UE8M0; /**< scale_type (bit 23): Scale Matrix Type, for both scale_A / scale_B. Allowed: one of ue8m0 (1). */
+  ScaleALayout scale_a_layout = ScaleALayout::LANES32; /**< scale_a_layout (bit 26): Scale Factor A layout. Allowed: one of lanes32 (0), lanes128 (1). */
+  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind). */
+  uint32_t scale_a_id = 0u; /**< scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: 0 to 3. */
+  uint32_t k_dim = 0u; /**< k_dim (bit 31): K Dimension. Allowed: 0 to 1. */
+
+  PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return "sm107"; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return "sm_107a, sm_107f"; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 94u;
+  /** The MMA kind, or nullptr. */
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
+  /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
+  PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
+    const char* const names[] = {"none", "sparsity", "scale_b_id", "atype", "btype", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "scale_type", "scale_a_layout", "m", "scale_a_id", "k_dim", "reserved"};
+    return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
+  }
+
+  PTXGEN_HD constexpr InstrDescTable52_t with_sparsity(Sparsity v) const noexcept { InstrDescTable52_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.scale_b_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_atype(Atype v) const noexcept { InstrDescTable52_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_btype(Btype v) const noexcept { InstrDescTable52_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_negate_a(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_negate_b(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_n(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_scale_type(ScaleType v) const noexcept { InstrDescTable52_t d = *this; d.scale_type = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_scale_a_layout(ScaleALayout v) const noexcept { InstrDescTable52_t d = *this; d.scale_a_layout = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_m(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.scale_a_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable52_t with_k_dim(uint32_t v) const noexcept { InstrDescTable52_t d = *this; d.k_dim = v; PtxgenKind::check(d, true, true); return d; }
+
+  /** The first field whose value the table does not allow, or Errc::ok. */
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
+
+  /** The descriptor word. In a constant expression an invalid field is a compile error
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
+  PTXGEN_HD constexpr word_type encode() const noexcept {
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
+    return encode_unchecked();
+  }
+
+  /** The descriptor word, each field truncated to its width, without any check. */
+  PTXGEN_HD constexpr word_type encode_unchecked() const noexcept {
+    return fixed_value
+        | ((static_cast<uint32_t>(sparsity) & 0x1u) << 2)
+        | ((scale_b_id & 0x3u) << 4)
+        | ((static_cast<uint32_t>(atype) & 0x7u) << 7)
+        | ((static_cast<uint32_t>(btype) & 0x7u) << 10)
+        | ((negate_a & 0x1u) << 13)
+        | ((negate_b & 0x1u) << 14)
+        | ((transpose_a & 0x1u) << 15)
+        | ((transpose_b & 0x1u) << 16)
+        | (((n >> 3) & 0x3fu) << 17)
+        | ((static_cast<uint32_t>(scale_type) & 0x1u) << 23)
+        | ((static_cast<uint32_t>(scale_a_layout) & 0x1u) << 26)
+        | (((m >> 7) & 0x3u) << 27)
+        | ((scale_a_id & 0x3u) << 29)
+        | ((k_dim & 0x1u) << 31)
+        ;
+  }
+
+  /** The descriptor word, or (value 0) the first invalid field. */
+  PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
+    const Status<Field> s = PtxgenKind::check(*this, false);
+    return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
+  }
+
+  /** Reserved bits set or fixed bits wrong in a word, or Errc::ok. */
+  PTXGEN_HD static constexpr Status<Field> check_word(word_type w) noexcept { return check_word_(w, false); }
+
+  /** The fields of a word as they are, without any check. */
+  PTXGEN_HD static constexpr InstrDescTable52_t decode_unchecked(word_type w) noexcept {
+    InstrDescTable52_t d{};
+    d.sparsity = static_cast<Sparsity>(((w >> 2) & 0x1u));
+    d.scale_b_id = ((w >> 4) & 0x3u);
+    d.atype = static_cast<Atype>(((w >> 7) & 0x7u));
+    d.btype = static_cast<Btype>(((w >> 10) & 0x7u));
+    d.negate_a = ((w >> 13) & 0x1u);
+    d.negate_b = ((w >> 14) & 0x1u);
+    d.transpose_a = ((w >> 15) & 0x1u);
+    d.transpose_b = ((w >> 16) & 0x1u);
+    d.n = ((w >> 17) & 0x3fu) << 3;
+    d.scale_type = static_cast<ScaleType>(((w >> 23) & 0x1u));
+    d.scale_a_layout = static_cast<ScaleALayout>(((w >> 26) & 0x1u));
+    d.m = ((w >> 27) & 0x3u) << 7;
+    d.scale_a_id = ((w >> 29) & 0x3u);
+    d.k_dim = ((w >> 31) & 0x1u);
+    return d;
+  }
+
+  /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
+  PTXGEN_HD static constexpr InstrDescTable52_t decode(word_type w) noexcept {
+    if (!check_word_(w, true).ok()) invalid_descriptor();
+    const InstrDescTable52_t d = decode_unchecked(w);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
+    return d;
+  }
+
+  /** The fields of a word and the first problem of the word or its fields, or Errc::ok.
+   *  On an error value holds the fields as decoded (empty for bad reserved/fixed bits). */
+  PTXGEN_HD static constexpr Result<InstrDescTable52_t, Field> decode_checked(word_type w) noexcept {
+    const Status<Field> s = check_word_(w, false);
+    if (!s.ok()) return {InstrDescTable52_t{}, s.error, s.field};
+    const InstrDescTable52_t d = decode_unchecked(w);
+    const Status<Field> v = PtxgenKind::check(d, false);
+    return {d, v.error, v.field};
+  }
+
+  PTXGEN_HD friend constexpr bool operator==(const InstrDescTable52_t& a, const InstrDescTable52_t& b) noexcept {
+    return a.sparsity == b.sparsity &&
+           a.scale_b_id == b.scale_b_id &&
+           a.atype == b.atype &&
+           a.btype == b.btype &&
+           a.negate_a == b.negate_a &&
+           a.negate_b == b.negate_b &&
+           a.transpose_a == b.transpose_a &&
+           a.transpose_b == b.transpose_b &&
+           a.n == b.n &&
+           a.scale_type == b.scale_type &&
+           a.scale_a_layout == b.scale_a_layout &&
+           a.m == b.m &&
+           a.scale_a_id == b.scale_a_id &&
+           a.k_dim == b.k_dim;
+  }
+
+ private:
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
+  PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
+    if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
+    return {Errc::ok, Field::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct reserved_bits_not_zero; /* reserved bits (bits 0-1, bit 3, bit 6, bits 24-25) must be 0 */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf8f6f4: the value type of PTX ISA 9.7.18.4.2, Table 52
+ * for this kind; see InstrDescTable52_t.
+ */
+using InstrDescSm107Mxf8f6f4 = InstrDescTable52_t<detail::InstrDescSm107Mxf8f6f4>;
+
+namespace detail {
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf4: the value type of PTX ISA 9.7.18.4.2, Table 53 for
+ * this kind; see InstrDescTable53_t.
+ */
+struct InstrDescSm107Mxf4 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    E2M1 = 1, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-11): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    E2M1 = 1, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * Scale Matrix Type, for both scale_A / scale_B (bits 23-24): the codes allowed for this kind.
+   */
+  enum class ScaleType : uint8_t {
+    UE8M0 = 1, /**< UE8M0 (CLI spelling 'ue8m0') */
+  };
+  /**
+   * Scale Factor A layout (bit 26): the codes allowed for this kind.
+   */
+  enum class ScaleALayout : uint8_t {
+    LANES32 = 0, /**< 32 lanes (CLI spelling 'lanes32') */
+    LANES128 = 1, /**< 128 lanes (CLI spelling 'lanes128') */
+  };
+  static constexpr ScaleType scale_type = ScaleType::UE8M0;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "mxf4"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.k_dim_hi <= 1u)) { if (diagnose) invalid_field<k_dim_hi_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim_hi}; }
+    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.sparsity_version <= 1u)) { if (diagnose) invalid_field<sparsity_version_above_1>(); return {Errc::not_allowed, PtxgenF::sparsity_version}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE8M0)) { if (diagnose) invalid_field<scale_type_not_one_of_ue8m0>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.scale_a_layout == ScaleALayout::LANES32 || d.scale_a_layout == ScaleALayout::LANES128)) { if (diagnose) invalid_field<scale_a_layout_not_one_of_lanes32_lanes128>(); return {Errc::not_allowed, PtxgenF::scale_a_layout}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct k_dim_hi_above_1; /* k_dim_hi: allowed: 0 to 1 */
+  struct scale_b_id_not_one_of_0_2; /* scale_b_id: allowed: one of 0, 2 */
+  struct atype_not_one_of_e2m1; /* atype: allowed: one of e2m1 (1) */
+  struct btype_not_one_of_e2m1; /* btype: allowed: one of e2m1 (1) */
+  struct sparsity_version_above_1; /* sparsity_version: allowed: 0 to 1 */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_0; /* transpose_a: allowed: only 0 */
+  struct transpose_b_above_0; /* transpose_b: allowed: only 0 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct scale_type_not_one_of_ue8m0; /* scale_type: allowed: one of ue8m0 (1) */
+  struct scale_a_layout_not_one_of_lanes32_lanes128; /* scale_a_layout: allowed: one of lanes32 (0), lanes128 (1) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct scale_a_id_not_one_of_0_2; /* scale_a_id: allowed: one of 0, 2 */
+  struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf4nvf4: the value type of PTX ISA 9.7.18.4.2, Table 53
+ * for this kind; see InstrDescTable53_t.
+ */
+struct InstrDescSm107Mxf4nvf4 {
+  /**
+   * Sparsity (bit 2): the codes allowed for this kind.
+   */
+  enum class Sparsity : uint8_t {
+    DENSE = 0, /**< Dense (CLI spelling 'dense') */
+    SPARSE = 1, /**< Sparse (CLI spelling 'sparse') */
+  };
+  /**
+   * atype (Matrix A type) (bits 7-9): the codes allowed for this kind.
+   */
+  enum class Atype : uint8_t {
+    E2M1 = 1, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * btype (Matrix B type) (bits 10-11): the codes allowed for this kind.
+   */
+  enum class Btype : uint8_t {
+    E2M1 = 1, /**< E2M1 (CLI spelling 'e2m1') */
+  };
+  /**
+   * Scale Matrix Type, for both scale_A / scale_B (bits 23-24): the codes allowed for this kind.
+   */
+  enum class ScaleType : uint8_t {
+    UE4M3 = 0, /**< UE4M3 (CLI spelling 'ue4m3') */
+    UE8M0 = 1, /**< UE8M0 (CLI spelling 'ue8m0') */
+    UE5M3 = 2, /**< UE5M3 (CLI spelling 'ue5m3') */
+  };
+  /**
+   * Scale Factor A layout (bit 26): the codes allowed for this kind.
+   */
+  enum class ScaleALayout : uint8_t {
+    LANES32 = 0, /**< 32 lanes (CLI spelling 'lanes32') */
+    LANES128 = 1, /**< 128 lanes (CLI spelling 'lanes128') */
+  };
+  static constexpr ScaleType scale_type = ScaleType::UE4M3;
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return "mxf4nvf4"; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.sparsity == Sparsity::DENSE || d.sparsity == Sparsity::SPARSE)) { if (diagnose) invalid_field<sparsity_not_one_of_dense_sparse>(); return {Errc::not_allowed, PtxgenF::sparsity}; }
+    if (!(d.k_dim_hi <= 1u)) { if (diagnose) invalid_field<k_dim_hi_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim_hi}; }
+    if (!(d.scale_b_id == 0u || d.scale_b_id == 2u)) { if (diagnose) invalid_field<scale_b_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_b_id}; }
+    if (!(d.atype == Atype::E2M1)) { if (diagnose) invalid_field<atype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::atype}; }
+    if (!(d.btype == Btype::E2M1)) { if (diagnose) invalid_field<btype_not_one_of_e2m1>(); return {Errc::not_allowed, PtxgenF::btype}; }
+    if (!(d.sparsity_version <= 1u)) { if (diagnose) invalid_field<sparsity_version_above_1>(); return {Errc::not_allowed, PtxgenF::sparsity_version}; }
+    if (!(d.negate_a <= 1u)) { if (diagnose) invalid_field<negate_a_above_1>(); return {Errc::not_allowed, PtxgenF::negate_a}; }
+    if (!(d.negate_b <= 1u)) { if (diagnose) invalid_field<negate_b_above_1>(); return {Errc::not_allowed, PtxgenF::negate_b}; }
+    if (!(d.transpose_a <= 0u)) { if (diagnose) invalid_field<transpose_a_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_a}; }
+    if (!(d.transpose_b <= 0u)) { if (diagnose) invalid_field<transpose_b_above_0>(); return {Errc::not_allowed, PtxgenF::transpose_b}; }
+    if (!(d.n % 8u == 0u)) { if (diagnose) invalid_field<n_not_a_multiple_of_8>(); return {Errc::not_a_multiple, PtxgenF::n}; }
+    if (!(d.n <= 504u)) { if (diagnose) invalid_field<n_above_504>(); return {Errc::too_large, PtxgenF::n}; }
+    if (!(d.scale_type == ScaleType::UE4M3 || d.scale_type == ScaleType::UE8M0 || d.scale_type == ScaleType::UE5M3)) { if (diagnose) invalid_field<scale_type_not_one_of_ue4m3_ue8m0_ue5m3>(); return {Errc::not_allowed, PtxgenF::scale_type}; }
+    if (!(d.scale_a_layout == ScaleALayout::LANES32 || d.scale_a_layout == ScaleALayout::LANES128)) { if (diagnose) invalid_field<scale_a_layout_not_one_of_lanes32_lanes128>(); return {Errc::not_allowed, PtxgenF::scale_a_layout}; }
+    if (!(d.m % 128u == 0u)) { if (diagnose) invalid_field<m_not_a_multiple_of_128>(); return {Errc::not_a_multiple, PtxgenF::m}; }
+    if (!(d.m <= 384u)) { if (diagnose) invalid_field<m_above_384>(); return {Errc::too_large, PtxgenF::m}; }
+    if (!(d.scale_a_id == 0u || d.scale_a_id == 2u)) { if (diagnose) invalid_field<scale_a_id_not_one_of_0_2>(); return {Errc::not_allowed, PtxgenF::scale_a_id}; }
+    if (!(d.k_dim <= 1u)) { if (diagnose) invalid_field<k_dim_above_1>(); return {Errc::not_allowed, PtxgenF::k_dim}; }
+    if (!((partial && d.m == 0u) || d.m == 128u || d.m == 256u)) { if (diagnose) invalid_field<m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind>(); return {Errc::not_allowed, PtxgenF::m}; }
+    if (!((partial && d.n == 0u) || (d.m == 0u ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : (d.m == 128u) ? ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)) : ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u))))) { if (diagnose) invalid_field<n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m>(); return {Errc::not_allowed, PtxgenF::n}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct sparsity_not_one_of_dense_sparse; /* sparsity: allowed: one of dense (0), sparse (1) */
+  struct k_dim_hi_above_1; /* k_dim_hi: allowed: 0 to 1 */
+  struct scale_b_id_not_one_of_0_2; /* scale_b_id: allowed: one of 0, 2 */
+  struct atype_not_one_of_e2m1; /* atype: allowed: one of e2m1 (1) */
+  struct btype_not_one_of_e2m1; /* btype: allowed: one of e2m1 (1) */
+  struct sparsity_version_above_1; /* sparsity_version: allowed: 0 to 1 */
+  struct negate_a_above_1; /* negate_a: allowed: 0 to 1 */
+  struct negate_b_above_1; /* negate_b: allowed: 0 to 1 */
+  struct transpose_a_above_0; /* transpose_a: allowed: only 0 */
+  struct transpose_b_above_0; /* transpose_b: allowed: only 0 */
+  struct n_not_a_multiple_of_8; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct n_above_504; /* n: allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind) */
+  struct scale_type_not_one_of_ue4m3_ue8m0_ue5m3; /* scale_type: allowed: one of ue4m3 (0), ue8m0 (1), ue5m3 (2) */
+  struct scale_a_layout_not_one_of_lanes32_lanes128; /* scale_a_layout: allowed: one of lanes32 (0), lanes128 (1) */
+  struct m_not_a_multiple_of_128; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct m_above_384; /* m: allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind) */
+  struct scale_a_id_not_one_of_0_2; /* scale_a_id: allowed: one of 0, 2 */
+  struct k_dim_above_1; /* k_dim: allowed: 0 to 1 */
+  struct m_is_not_the_M_of_tcgen05_mma_shapes_of_this_kind; /* m: allowed: 128 or 256 (one of the tcgen05.mma shapes of this kind) */
+  struct n_is_not_an_N_of_tcgen05_mma_shapes_with_this_m; /* n: allowed: m = 128: 8 to 256 in steps of 8; m = 256: 16 to 256 in steps of 16 (one of the tcgen05.mma shapes of this kind) */
+};
+
+}  // namespace detail
+
+/**
+ * tcgen05 instruction descriptor (PTX ISA 9.4 9.7.18.4.2, Table 53: Instruction descriptor format
+ * for .kind::mxf4 and .kind::mxf4nvf4).
+ *
+ * The sm107 layout: for sm_107a, sm_107f from PTX ISA 9.4 only; every other target uses the
+ * baseline tables. A field of this layout that the baseline type lacks is a compile error naming
+ * it there (no member).
+ *
+ * Describes the shapes, types and other details of all the matrices and of the matrix multiply and
+ * accumulate operation. A 32-bit value in a register; the exact layout depends on the MMA kind.
+ *
+ * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
+ * byte addresses as they are, not their encoded codes). T{} leaves m and n at 0, which no shape
+ * has: set them (T{} is valid otherwise). Set fields with the members or the with_<field>()
+ * setters. In a constant expression (a constexpr variable, a static_assert, a template argument)
+ * an invalid field is a compile error naming it: in encode()/decode(), and already in the
+ * with_<field>() setter that makes it invalid. At run time encode()/decode() stop the thread on an
+ * invalid descriptor (trap on the device, __builtin_trap on the host) instead of returning a
+ * different word; encode_checked()/decode_checked() report the first error instead, and
+ * encode_unchecked()/decode_unchecked() do not check (fields are truncated to their width).
+ *
+ * Use it through its aliases InstrDescSm107Mxf4, InstrDescSm107Mxf4nvf4; the template parameter
+ * holds what differs between kinds (the allowed values), and a template is used at all only so
+ * that compilers analyse the member functions a translation unit uses.
+ *
+ * Reserved (must be 0): bits 0-1, bit 6, bit 25.
+ */
+template <class PtxgenKind>
+struct InstrDescTable53_t {
+  /** The descriptor word: 32 bits. */
+  using word_type = uint32_t;
+  static constexpr unsigned word_bits = 32;
+  /** Bits that must be 0: bits 0-1, bit 6, bit 25. */
+  static constexpr word_type reserved_mask = 0x02000043u;
+  /** Bits that hold a fixed constant: none. */
+  static constexpr word_type fixed_mask = 0x00000000u;
+  static constexpr word_type fixed_value = 0x00000000u;
+  using Sparsity = typename PtxgenKind::Sparsity;
+  using Atype = typename PtxgenKind::Atype;
+  using Btype = typename PtxgenKind::Btype;
+  using ScaleType = typename PtxgenKind::ScaleType;
+  using ScaleALayout = typename PtxgenKind::ScaleALayout;
+
+  /** What an error report points at: a field, the reserved or fixed bits of a word, or a
+   *  helper's argument. */
+  enum class Field : uint8_t {
+    none,
+    sparsity,
+    k_dim_hi,
+    scale_b_id,
+    atype,
+    btype,
+    sparsity_version,
+    negate_a,
+    negate_b,
+    transpose_a,
+    transpose_b,
+    n,
+    scale_type,
+    scale_a_layout,
+    m,
+    scale_a_id,
+    k_dim,
+    reserved,
+  };
+
+  Sparsity sparsity = Sparsity::DENSE; /**< sparsity (bit 2): Sparsity. Allowed: one of dense (0), sparse (1). */
+  uint32_t k_dim_hi = 0u; /**< k_dim_hi (bit 3): K Dimension, high bit (k_dim holds the low bit). Allowed: 0 to 1. */
+  uint32_t scale_b_id = 0u; /**< scale_b_id (bits 4-5): Matrix B Scale Factor Data ID. Allowed: one of 0, 2. */
+  Atype atype = Atype::E2M1; /**< atype (bits 7-9): atype (Matrix A type). Allowed: one of e2m1 (1). */
+  Btype btype = Btype::E2M1; /**< btype (bits 10-11): btype (Matrix B type). Allowed: one of e2m1 (1). */
+  uint32_t sparsity_version = 0u; /**< sparsity_version (bit 12): Sparsity version. Allowed: 0 to 1. */
+  uint32_t negate_a = 0u; /**< negate_a (bit 13): Negate A Matrix. Allowed: 0 to 1. */
+  uint32_t negate_b = 0u; /**< negate_b (bit 14): Negate B Matrix. Allowed: 0 to 1. */
+  uint32_t transpose_a = 0u; /**< transpose_a (bit 15): Transpose A Matrix. Allowed: only 0. */
+  uint32_t transpose_b = 0u; /**< transpose_b (bit 16): Transpose B Matrix. Allowed: only 0. */
+  uint32_t n = 0u; /**< n (bits 17-22): N, Dimension of Matrix B (3 LSBs not included). Allowed: 8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes of this kind). */
+  ScaleType scale_type = PtxgenKind::scale_type; /**< scale_type (bits 23-24): Scale Matrix Type, for both scale_A / scale_B. Allowed: mxf4: one of ue8m0 (1); mxf4nvf4: one of ue4m3 (0), ue8m0 (1), ue5m3 (2). */
+  ScaleALayout scale_a_layout = ScaleALayout::LANES32; /**< scale_a_layout (bit 26): Scale Factor A layout. Allowed: one of lanes32 (0), lanes128 (1). */
+  uint32_t m = 0u; /**< m (bits 27-28): M, Dimension of Matrix A (7 LSBs not included). Allowed: 128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind). */
+  uint32_t scale_a_id = 0u; /**< scale_a_id (bits 29-30): Matrix A Scale Factor Data ID. Allowed: one of 0, 2. */
+  uint32_t k_dim = 0u; /**< k_dim (bit 31): K Dimension (low bit; k_dim_hi holds the high bit). Allowed: 0 to 1. */
+
+  PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "instr_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return "sm107"; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return "sm_107a, sm_107f"; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 94u;
+  /** The MMA kind, or nullptr. */
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
+  /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
+  PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
+    const char* const names[] = {"none", "sparsity", "k_dim_hi", "scale_b_id", "atype", "btype", "sparsity_version", "negate_a", "negate_b", "transpose_a", "transpose_b", "n", "scale_type", "scale_a_layout", "m", "scale_a_id", "k_dim", "reserved"};
+    return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
+  }
+
+  PTXGEN_HD constexpr InstrDescTable53_t with_sparsity(Sparsity v) const noexcept { InstrDescTable53_t d = *this; d.sparsity = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_k_dim_hi(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.k_dim_hi = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_scale_b_id(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.scale_b_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_atype(Atype v) const noexcept { InstrDescTable53_t d = *this; d.atype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_btype(Btype v) const noexcept { InstrDescTable53_t d = *this; d.btype = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_sparsity_version(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.sparsity_version = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_negate_a(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.negate_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_negate_b(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.negate_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_transpose_a(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.transpose_a = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_transpose_b(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.transpose_b = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_n(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.n = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_scale_type(ScaleType v) const noexcept { InstrDescTable53_t d = *this; d.scale_type = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_scale_a_layout(ScaleALayout v) const noexcept { InstrDescTable53_t d = *this; d.scale_a_layout = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_m(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.m = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_scale_a_id(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.scale_a_id = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr InstrDescTable53_t with_k_dim(uint32_t v) const noexcept { InstrDescTable53_t d = *this; d.k_dim = v; PtxgenKind::check(d, true, true); return d; }
+
+  /** The first field whose value the table does not allow, or Errc::ok. */
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
+
+  /** The descriptor word. In a constant expression an invalid field is a compile error
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
+  PTXGEN_HD constexpr word_type encode() const noexcept {
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
+    return encode_unchecked();
+  }
+
+  /** The descriptor word, each field truncated to its width, without any check. */
+  PTXGEN_HD constexpr word_type encode_unchecked() const noexcept {
+    return fixed_value
+        | ((static_cast<uint32_t>(sparsity) & 0x1u) << 2)
+        | ((k_dim_hi & 0x1u) << 3)
+        | ((scale_b_id & 0x3u) << 4)
+        | ((static_cast<uint32_t>(atype) & 0x7u) << 7)
+        | ((static_cast<uint32_t>(btype) & 0x3u) << 10)
+        | ((sparsity_version & 0x1u) << 12)
+        | ((negate_a & 0x1u) << 13)
+        | ((negate_b & 0x1u) << 14)
+        | ((transpose_a & 0x1u) << 15)
+        | ((transpose_b & 0x1u) << 16)
+        | (((n >> 3) & 0x3fu) << 17)
+        | ((static_cast<uint32_t>(scale_type) & 0x3u) << 23)
+        | ((static_cast<uint32_t>(scale_a_layout) & 0x1u) << 26)
+        | (((m >> 7) & 0x3u) << 27)
+        | ((scale_a_id & 0x3u) << 29)
+        | ((k_dim & 0x1u) << 31)
+        ;
+  }
+
+  /** The descriptor word, or (value 0) the first invalid field. */
+  PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
+    const Status<Field> s = PtxgenKind::check(*this, false);
+    return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
+  }
+
+  /** Reserved bits set or fixed bits wrong in a word, or Errc::ok. */
+  PTXGEN_HD static constexpr Status<Field> check_word(word_type w) noexcept { return check_word_(w, false); }
+
+  /** The fields of a word as they are, without any check. */
+  PTXGEN_HD static constexpr InstrDescTable53_t decode_unchecked(word_type w) noexcept {
+    InstrDescTable53_t d{};
+    d.sparsity = static_cast<Sparsity>(((w >> 2) & 0x1u));
+    d.k_dim_hi = ((w >> 3) & 0x1u);
+    d.scale_b_id = ((w >> 4) & 0x3u);
+    d.atype = static_cast<Atype>(((w >> 7) & 0x7u));
+    d.btype = static_cast<Btype>(((w >> 10) & 0x3u));
+    d.sparsity_version = ((w >> 12) & 0x1u);
+    d.negate_a = ((w >> 13) & 0x1u);
+    d.negate_b = ((w >> 14) & 0x1u);
+    d.transpose_a = ((w >> 15) & 0x1u);
+    d.transpose_b = ((w >> 16) & 0x1u);
+    d.n = ((w >> 17) & 0x3fu) << 3;
+    d.scale_type = static_cast<ScaleType>(((w >> 23) & 0x3u));
+    d.scale_a_layout = static_cast<ScaleALayout>(((w >> 26) & 0x1u));
+    d.m = ((w >> 27) & 0x3u) << 7;
+    d.scale_a_id = ((w >> 29) & 0x3u);
+    d.k_dim = ((w >> 31) & 0x1u);
+    return d;
+  }
+
+  /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
+  PTXGEN_HD static constexpr InstrDescTable53_t decode(word_type w) noexcept {
+    if (!check_word_(w, true).ok()) invalid_descriptor();
+    const InstrDescTable53_t d = decode_unchecked(w);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
+    return d;
+  }
+
+  /** The fields of a word and the first problem of the word or its fields, or Errc::ok.
+   *  On an error value holds the fields as decoded (empty for bad reserved/fixed bits). */
+  PTXGEN_HD static constexpr Result<InstrDescTable53_t, Field> decode_checked(word_type w) noexcept {
+    const Status<Field> s = check_word_(w, false);
+    if (!s.ok()) return {InstrDescTable53_t{}, s.error, s.field};
+    const InstrDescTable53_t d = decode_unchecked(w);
+    const Status<Field> v = PtxgenKind::check(d, false);
+    return {d, v.error, v.field};
+  }
+
+  PTXGEN_HD friend constexpr bool operator==(const InstrDescTable53_t& a, const InstrDescTable53_t& b) noexcept {
+    return a.sparsity == b.sparsity &&
+           a.k_dim_hi == b.k_dim_hi &&
+           a.scale_b_id == b.scale_b_id &&
+           a.atype == b.atype &&
+           a.btype == b.btype &&
+           a.sparsity_version == b.sparsity_version &&
+           a.negate_a == b.negate_a &&
+           a.negate_b == b.negate_b &&
+           a.transpose_a == b.transpose_a &&
+           a.transpose_b == b.transpose_b &&
+           a.n == b.n &&
+           a.scale_type == b.scale_type &&
+           a.scale_a_layout == b.scale_a_layout &&
+           a.m == b.m &&
+           a.scale_a_id == b.scale_a_id &&
+           a.k_dim == b.k_dim;
+  }
+
+ private:
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
+  PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
+    if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
+    return {Errc::ok, Field::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct reserved_bits_not_zero; /* reserved bits (bits 0-1, bit 6, bit 25) must be 0 */
+};
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf4: the value type of PTX ISA 9.7.18.4.2, Table 53 for
+ * this kind; see InstrDescTable53_t.
+ */
+using InstrDescSm107Mxf4 = InstrDescTable53_t<detail::InstrDescSm107Mxf4>;
+
+/**
+ * tcgen05 instruction descriptor, .kind::mxf4nvf4: the value type of PTX ISA 9.7.18.4.2, Table 53
+ * for this kind; see InstrDescTable53_t.
+ */
+using InstrDescSm107Mxf4nvf4 = InstrDescTable53_t<detail::InstrDescSm107Mxf4nvf4>;
+
+/* The layout for the target this translation unit is compiled for: a variant's types when
+ * compiling device code for one of its targets, the baseline types otherwise (other
+ * targets, the generic compute_XX pass, host code). A type that only one side has (a
+ * kind of one layout only) is then a compile error naming it. */
+#if (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1070) || (defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1070)
+/* sm_107a, sm_107f: the sm107 layout (PTX ISA 9.4) */
+using InstrDescTf32ForTarget = InstrDescSm107Tf32;
+using InstrDescF16ForTarget = InstrDescSm107F16;
+using InstrDescF8f6f4ForTarget = InstrDescSm107F8f6f4;
+using InstrDescTi16ForTarget = InstrDescSm107Ti16;
+using InstrDescMxf8f6f4ForTarget = InstrDescSm107Mxf8f6f4;
+using InstrDescMxf4ForTarget = InstrDescSm107Mxf4;
+using InstrDescMxf4nvf4ForTarget = InstrDescSm107Mxf4nvf4;
+#else
+using InstrDescTf32ForTarget = InstrDescTf32;
+using InstrDescF16ForTarget = InstrDescF16;
+using InstrDescF8f6f4ForTarget = InstrDescF8f6f4;
+using InstrDescI8ForTarget = InstrDescI8;
+using InstrDescMxf8f6f4ForTarget = InstrDescMxf8f6f4;
+using InstrDescMxf4ForTarget = InstrDescMxf4;
+using InstrDescMxf4nvf4ForTarget = InstrDescMxf4nvf4;
+#endif
 
 }  // namespace ptxgen

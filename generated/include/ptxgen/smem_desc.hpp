@@ -9,7 +9,7 @@
  *
  * Generated from spec/descriptors/smem_desc.yaml; spec notes: t40-unlisted-bits,
  * t40-version-constant, t40-fixed-constant-typo, t40-lbo-mode-target, t41-base32b-boundary,
- * t41-base-offset-zero, t40-cutlass-comments.
+ * t41-base-offset-zero, t40-cutlass-comments, t40-sm107, t49-lbo-width, t49-k-segment.
  */
 #pragma once
 
@@ -130,6 +130,12 @@ struct SmemDesc_t {
   Swizzle swizzle = Swizzle::SWIZZLE_NONE; /**< swizzle (bits 61-63): Specifies the swizzling mode to be used:. Allowed: one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6). */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "smem_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
@@ -265,5 +271,261 @@ struct SmemDesc_t {
  * tcgen05 shared memory descriptor: the value type of PTX ISA 9.7.16.4.1, Table 40; see SmemDesc_t.
  */
 using SmemDesc = SmemDesc_t<detail::SmemDesc>;
+
+namespace detail {
+
+/**
+ * tcgen05 shared memory descriptor: the value type of PTX ISA 9.7.18.4.1, Table 49; see SmemDescSm107_t.
+ */
+struct SmemDescSm107 {
+  /**
+   * K segment of matrix B in a 48-byte block of K = 128 elements (.decompress::lut::b) (bit 53):
+   * the codes allowed for this kind.
+   */
+  enum class KSegment : uint8_t {
+    FIRST = 0, /**< K 0-63 at the start address (CLI spelling 'first') */
+    SECOND = 1, /**< K 64-127 at the start address + 24 bytes (CLI spelling 'second') */
+  };
+  /**
+   * Specifies the swizzling mode to be used: (bits 61-63): the codes allowed for this kind.
+   */
+  enum class Swizzle : uint8_t {
+    SWIZZLE_NONE = 0, /**< No swizzling (CLI spelling 'none') */
+    SWIZZLE_128B_BASE32B = 1, /**< 128-Byte with 32B atomic swizzling (CLI spelling '128b_base32b') */
+    SWIZZLE_128B = 2, /**< 128-Byte swizzling (CLI spelling '128b') */
+    SWIZZLE_64B = 4, /**< 64-Byte swizzling (CLI spelling '64b') */
+    SWIZZLE_32B = 6, /**< 32-Byte swizzling (CLI spelling '32b') */
+  };
+
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return nullptr; }
+
+  /* The checks of this kind. With diagnose set, a failed check first calls
+   * ptxgen::invalid_field<Reason>(), which is not constexpr: in a constant expression that
+   * call is the compile error, and the reason (a type declared below) says which field is
+   * wrong and why. At run time the call is empty. partial (the with_ setters) lets a
+   * dimension of a shape that is still 0 pass: it has not been set yet. */
+  template <class PtxgenD>
+  PTXGEN_HD static constexpr Status<typename PtxgenD::Field> check(const PtxgenD& d, bool diagnose,
+                                                             [[maybe_unused]] bool partial = false) noexcept {
+    using PtxgenF = typename PtxgenD::Field;
+    if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::start_address}; }
+    if (!(d.start_address <= 0x7fff0u)) { if (diagnose) invalid_field<start_address_above_0x7fff0>(); return {Errc::too_large, PtxgenF::start_address}; }
+    if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::leading_byte_offset}; }
+    if (!(d.leading_byte_offset <= 0x7fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x7fff0>(); return {Errc::too_large, PtxgenF::leading_byte_offset}; }
+    if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::stride_byte_offset}; }
+    if (!(d.stride_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<stride_byte_offset_above_0x3fff0>(); return {Errc::too_large, PtxgenF::stride_byte_offset}; }
+    if (!(d.base_offset <= 7u)) { if (diagnose) invalid_field<base_offset_above_7>(); return {Errc::not_allowed, PtxgenF::base_offset}; }
+    if (!(d.lbo_mode <= 1u)) { if (diagnose) invalid_field<lbo_mode_above_1>(); return {Errc::not_allowed, PtxgenF::lbo_mode}; }
+    if (!(d.k_segment == KSegment::FIRST || d.k_segment == KSegment::SECOND)) { if (diagnose) invalid_field<k_segment_not_one_of_first_second>(); return {Errc::not_allowed, PtxgenF::k_segment}; }
+    if (!(d.swizzle == Swizzle::SWIZZLE_NONE || d.swizzle == Swizzle::SWIZZLE_128B_BASE32B || d.swizzle == Swizzle::SWIZZLE_128B || d.swizzle == Swizzle::SWIZZLE_64B || d.swizzle == Swizzle::SWIZZLE_32B)) { if (diagnose) invalid_field<swizzle_not_one_of_none_128b_base32b_128b_64b_32b>(); return {Errc::not_allowed, PtxgenF::swizzle}; }
+    return {Errc::ok, PtxgenF::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct start_address_not_16_byte_aligned; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
+  struct start_address_above_0x7fff0; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
+  struct leading_byte_offset_not_16_byte_aligned; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
+  struct leading_byte_offset_above_0x7fff0; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
+  struct stride_byte_offset_not_16_byte_aligned; /* stride_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
+  struct stride_byte_offset_above_0x3fff0; /* stride_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
+  struct base_offset_above_7; /* base_offset: allowed: 0 to 7 */
+  struct lbo_mode_above_1; /* lbo_mode: allowed: 0 to 1 */
+  struct k_segment_not_one_of_first_second; /* k_segment: allowed: one of first (0), second (1) */
+  struct swizzle_not_one_of_none_128b_base32b_128b_64b_32b; /* swizzle: allowed: one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6) */
+};
+
+}  // namespace detail
+
+/**
+ * tcgen05 shared memory descriptor (PTX ISA 9.4 9.7.18.4.1, Table 49: Shared memory descriptor
+ * layout).
+ *
+ * The sm107 layout: for sm_107a, sm_107f from PTX ISA 9.4 only; every other target uses the
+ * baseline table. A field of this layout that the baseline type lacks is a compile error naming it
+ * there (no member).
+ *
+ * Describes a multiplicand matrix in the shared memory of the current CTA, including its location.
+ * A 64-bit value held in a register.
+ *
+ * A value type: every member is the user-facing value of one field (dimensions such as m = 128 and
+ * byte addresses as they are, not their encoded codes). T{} is a valid descriptor. Set fields with
+ * the members or the with_<field>() setters. In a constant expression (a constexpr variable, a
+ * static_assert, a template argument) an invalid field is a compile error naming it: in
+ * encode()/decode(), and already in the with_<field>() setter that makes it invalid. At run time
+ * encode()/decode() stop the thread on an invalid descriptor (trap on the device, __builtin_trap
+ * on the host) instead of returning a different word; encode_checked()/decode_checked() report the
+ * first error instead, and encode_unchecked()/decode_unchecked() do not check (fields are
+ * truncated to their width).
+ *
+ * Use it through its alias SmemDescSm107; the template parameter holds what differs between kinds
+ * (the allowed values), and a template is used at all only so that compilers analyse the member
+ * functions a translation unit uses.
+ *
+ * Reserved (must be 0): bit 15, bit 31.
+ * Fixed: bits 46-48 = 0b1, bits 54-60 = 0b0.
+ */
+template <class PtxgenKind>
+struct SmemDescSm107_t {
+  /** The descriptor word: 64 bits. */
+  using word_type = uint64_t;
+  static constexpr unsigned word_bits = 64;
+  /** Bits that must be 0: bit 15, bit 31. */
+  static constexpr word_type reserved_mask = 0x0000000080008000ull;
+  /** Bits that hold a fixed constant: bits 46-48 = 0b1, bits 54-60 = 0b0. */
+  static constexpr word_type fixed_mask = 0x1fc1c00000000000ull;
+  static constexpr word_type fixed_value = 0x0000400000000000ull;
+  using KSegment = typename PtxgenKind::KSegment;
+  using Swizzle = typename PtxgenKind::Swizzle;
+
+  /** What an error report points at: a field, the reserved or fixed bits of a word, or a
+   *  helper's argument. */
+  enum class Field : uint8_t {
+    none,
+    start_address,
+    leading_byte_offset,
+    stride_byte_offset,
+    base_offset,
+    lbo_mode,
+    k_segment,
+    swizzle,
+    reserved,
+    fixed,
+  };
+
+  uint32_t start_address = 0u; /**< start_address (bits 0-14): matrix-descriptor-encode-15 (Matrix start address). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. */
+  uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-30): matrix-descriptor-encode-15 (Leading dimension byte offset relative) OR matrix-descriptor-encode-15 (Leading dimension byte address absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. */
+  uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): matrix-descriptor-encode (Stride dimension byte offset). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
+  uint32_t base_offset = 0u; /**< base_offset (bits 49-51): Matrix base offset. Allowed: 0 to 7. */
+  uint32_t lbo_mode = 0u; /**< lbo_mode (bit 52): Leading dimension stride mode:. Allowed: 0 to 1. */
+  KSegment k_segment = KSegment::FIRST; /**< k_segment (bit 53): K segment of matrix B in a 48-byte block of K = 128 elements (.decompress::lut::b). Allowed: one of first (0), second (1). */
+  Swizzle swizzle = Swizzle::SWIZZLE_NONE; /**< swizzle (bits 61-63): Specifies the swizzling mode to be used:. Allowed: one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6). */
+
+  PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "smem_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return "sm107"; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return "sm_107a, sm_107f"; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 94u;
+  /** The MMA kind, or nullptr. */
+  PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
+  /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */
+  PTXGEN_HD static constexpr const char* field_name(Field f) noexcept {
+    const char* const names[] = {"none", "start_address", "leading_byte_offset", "stride_byte_offset", "base_offset", "lbo_mode", "k_segment", "swizzle", "reserved", "fixed"};
+    return static_cast<unsigned>(f) < sizeof(names) / sizeof(names[0]) ? names[static_cast<unsigned>(f)] : "none";
+  }
+
+  PTXGEN_HD constexpr SmemDescSm107_t with_start_address(uint32_t v) const noexcept { SmemDescSm107_t d = *this; d.start_address = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_leading_byte_offset(uint32_t v) const noexcept { SmemDescSm107_t d = *this; d.leading_byte_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_stride_byte_offset(uint32_t v) const noexcept { SmemDescSm107_t d = *this; d.stride_byte_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_base_offset(uint32_t v) const noexcept { SmemDescSm107_t d = *this; d.base_offset = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_lbo_mode(uint32_t v) const noexcept { SmemDescSm107_t d = *this; d.lbo_mode = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_k_segment(KSegment v) const noexcept { SmemDescSm107_t d = *this; d.k_segment = v; PtxgenKind::check(d, true, true); return d; }
+  PTXGEN_HD constexpr SmemDescSm107_t with_swizzle(Swizzle v) const noexcept { SmemDescSm107_t d = *this; d.swizzle = v; PtxgenKind::check(d, true, true); return d; }
+
+  /** The first field whose value the table does not allow, or Errc::ok. */
+  PTXGEN_HD constexpr Status<Field> validate() const noexcept { return PtxgenKind::check(*this, false); }
+
+  /** The descriptor word. In a constant expression an invalid field is a compile error
+   *  naming it; at run time an invalid descriptor stops the thread (invalid_descriptor():
+   *  trap on the device, __builtin_trap on the host) rather than give a different word. */
+  PTXGEN_HD constexpr word_type encode() const noexcept {
+    if (!PtxgenKind::check(*this, true).ok()) invalid_descriptor();
+    return encode_unchecked();
+  }
+
+  /** The descriptor word, each field truncated to its width, without any check. */
+  PTXGEN_HD constexpr word_type encode_unchecked() const noexcept {
+    return fixed_value
+        | (static_cast<word_type>(((start_address & 0x7ffffu) >> 4) & 0x7fffu) << 0)
+        | (static_cast<word_type>(((leading_byte_offset & 0x7ffffu) >> 4) & 0x7fffu) << 16)
+        | (static_cast<word_type>(((stride_byte_offset & 0x3ffffu) >> 4) & 0x3fffu) << 32)
+        | (static_cast<word_type>(base_offset & 0x7u) << 49)
+        | (static_cast<word_type>(lbo_mode & 0x1u) << 52)
+        | (static_cast<word_type>(static_cast<uint32_t>(k_segment) & 0x1u) << 53)
+        | (static_cast<word_type>(static_cast<uint32_t>(swizzle) & 0x7u) << 61)
+        ;
+  }
+
+  /** The descriptor word, or (value 0) the first invalid field. */
+  PTXGEN_HD constexpr Result<word_type, Field> encode_checked() const noexcept {
+    const Status<Field> s = PtxgenKind::check(*this, false);
+    return {s.ok() ? encode_unchecked() : word_type{0u}, s.error, s.field};
+  }
+
+  /** Reserved bits set or fixed bits wrong in a word, or Errc::ok. */
+  PTXGEN_HD static constexpr Status<Field> check_word(word_type w) noexcept { return check_word_(w, false); }
+
+  /** The fields of a word as they are, without any check. */
+  PTXGEN_HD static constexpr SmemDescSm107_t decode_unchecked(word_type w) noexcept {
+    SmemDescSm107_t d{};
+    d.start_address = static_cast<uint32_t>((w >> 0) & 0x7fffull) << 4;
+    d.leading_byte_offset = static_cast<uint32_t>((w >> 16) & 0x7fffull) << 4;
+    d.stride_byte_offset = static_cast<uint32_t>((w >> 32) & 0x3fffull) << 4;
+    d.base_offset = static_cast<uint32_t>((w >> 49) & 0x7ull);
+    d.lbo_mode = static_cast<uint32_t>((w >> 52) & 0x1ull);
+    d.k_segment = static_cast<KSegment>(static_cast<uint32_t>((w >> 53) & 0x1ull));
+    d.swizzle = static_cast<Swizzle>(static_cast<uint32_t>((w >> 61) & 0x7ull));
+    return d;
+  }
+
+  /** The fields of a word. In a constant expression reserved bits, wrong fixed bits or a
+   *  code the table does not allow are a compile error naming them; at run time such a
+   *  word stops the thread (see encode()). */
+  PTXGEN_HD static constexpr SmemDescSm107_t decode(word_type w) noexcept {
+    if (!check_word_(w, true).ok()) invalid_descriptor();
+    const SmemDescSm107_t d = decode_unchecked(w);
+    if (!PtxgenKind::check(d, true).ok()) invalid_descriptor();
+    return d;
+  }
+
+  /** The fields of a word and the first problem of the word or its fields, or Errc::ok.
+   *  On an error value holds the fields as decoded (empty for bad reserved/fixed bits). */
+  PTXGEN_HD static constexpr Result<SmemDescSm107_t, Field> decode_checked(word_type w) noexcept {
+    const Status<Field> s = check_word_(w, false);
+    if (!s.ok()) return {SmemDescSm107_t{}, s.error, s.field};
+    const SmemDescSm107_t d = decode_unchecked(w);
+    const Status<Field> v = PtxgenKind::check(d, false);
+    return {d, v.error, v.field};
+  }
+
+  PTXGEN_HD friend constexpr bool operator==(const SmemDescSm107_t& a, const SmemDescSm107_t& b) noexcept {
+    return a.start_address == b.start_address &&
+           a.leading_byte_offset == b.leading_byte_offset &&
+           a.stride_byte_offset == b.stride_byte_offset &&
+           a.base_offset == b.base_offset &&
+           a.lbo_mode == b.lbo_mode &&
+           a.k_segment == b.k_segment &&
+           a.swizzle == b.swizzle;
+  }
+
+ private:
+  /* Checks of a whole word (see PtxgenKind::check for how diagnose works). */
+  PTXGEN_HD static constexpr Status<Field> check_word_(word_type w, bool diagnose) noexcept {
+    if (!((w & reserved_mask) == 0u)) { if (diagnose) invalid_field<reserved_bits_not_zero>(); return {Errc::reserved_bits, Field::reserved}; }
+    if (!((w & fixed_mask) == fixed_value)) { if (diagnose) invalid_field<fixed_bits_not_0x400000000000>(); return {Errc::fixed_bits, Field::fixed}; }
+    return {Errc::ok, Field::none};
+  }
+
+  /* Reasons for a compile error. */
+  struct reserved_bits_not_zero; /* reserved bits (bit 15, bit 31) must be 0 */
+  struct fixed_bits_not_0x400000000000; /* fixed bits must hold bits 46-48 = 0b1, bits 54-60 = 0b0 */
+};
+
+/**
+ * tcgen05 shared memory descriptor: the value type of PTX ISA 9.7.18.4.1, Table 49; see SmemDescSm107_t.
+ */
+using SmemDescSm107 = SmemDescSm107_t<detail::SmemDescSm107>;
+
+/* The layout for the target this translation unit is compiled for: a variant's types when
+ * compiling device code for one of its targets, the baseline types otherwise (other
+ * targets, the generic compute_XX pass, host code). A type that only one side has (a
+ * kind of one layout only) is then a compile error naming it. */
+#if (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1070) || (defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1070)
+/* sm_107a, sm_107f: the sm107 layout (PTX ISA 9.4) */
+using SmemDescForTarget = SmemDescSm107;
+#else
+using SmemDescForTarget = SmemDesc;
+#endif
 
 }  // namespace ptxgen

@@ -119,6 +119,12 @@ struct WgmmaDesc_t {
   Swizzle swizzle = Swizzle::SWIZZLE_NONE; /**< swizzle (bits 62-63): Swizzle mode:. Allowed: one of none (0), 128b (1), 64b (2), 32b (3). */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "wgmma_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */

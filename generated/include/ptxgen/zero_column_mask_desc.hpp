@@ -165,6 +165,12 @@ struct ZeroColumnMaskDesc_t {
   uint32_t column_shift = 0u; /**< column_shift (bits 56-61): Column Shift: Shifts column by specified amount. Thus allows MMA on non-0 starting column. Max shift amount = 16 for M=32 Max shift amount = 32 otherwise. Allowed: 0 to 32. */
 
   PTXGEN_HD static constexpr const char* descriptor_name() noexcept { return "zero_column_mask_desc"; }
+  /** The layout variant ("sm107", ...), or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_name() noexcept { return nullptr; }
+  /** The targets a variant applies to, or nullptr for the baseline tables. */
+  PTXGEN_HD static constexpr const char* variant_targets() noexcept { return nullptr; }
+  /** The PTX ISA version (x10) a variant exists from; 0 for the baseline tables. */
+  static constexpr unsigned since_ptx_isa = 0u;
   /** The MMA kind, or nullptr. */
   PTXGEN_HD static constexpr const char* kind_name() noexcept { return PtxgenKind::kind_name(); }
   /** The name of a field id (the field's name; "reserved", "fixed" or a helper's argument). */

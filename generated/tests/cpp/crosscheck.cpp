@@ -510,6 +510,416 @@ void run_9(char op) {
   }
 }
 
+// 10: InstrDescSm107Tf32
+void run_10(char op) {
+  using C = ptxgen::InstrDescSm107Tf32;
+  if (op == 'E') {
+    u64 v[14] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity_selector = static_cast<ptxgen::uint32_t>(v[0]);
+    d.sparsity = static_cast<C::Sparsity>(v[1]);
+    d.saturate = static_cast<ptxgen::uint32_t>(v[2]);
+    d.dtype = static_cast<C::Dtype>(v[3]);
+    d.atype = static_cast<C::Atype>(v[4]);
+    d.btype = static_cast<C::Btype>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.m = static_cast<ptxgen::uint32_t>(v[11]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[12]);
+    d.max_shift = static_cast<ptxgen::uint32_t>(v[13]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity_selector));
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.saturate));
+    std::printf(" %llu", static_cast<u64>(d.dtype));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf(" %llu", static_cast<u64>(d.max_shift));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 11: InstrDescSm107F16
+void run_11(char op) {
+  using C = ptxgen::InstrDescSm107F16;
+  if (op == 'E') {
+    u64 v[14] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity_selector = static_cast<ptxgen::uint32_t>(v[0]);
+    d.sparsity = static_cast<C::Sparsity>(v[1]);
+    d.saturate = static_cast<ptxgen::uint32_t>(v[2]);
+    d.dtype = static_cast<C::Dtype>(v[3]);
+    d.atype = static_cast<C::Atype>(v[4]);
+    d.btype = static_cast<C::Btype>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.m = static_cast<ptxgen::uint32_t>(v[11]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[12]);
+    d.max_shift = static_cast<ptxgen::uint32_t>(v[13]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity_selector));
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.saturate));
+    std::printf(" %llu", static_cast<u64>(d.dtype));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf(" %llu", static_cast<u64>(d.max_shift));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 12: InstrDescSm107F8f6f4
+void run_12(char op) {
+  using C = ptxgen::InstrDescSm107F8f6f4;
+  if (op == 'E') {
+    u64 v[14] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity_selector = static_cast<ptxgen::uint32_t>(v[0]);
+    d.sparsity = static_cast<C::Sparsity>(v[1]);
+    d.saturate = static_cast<ptxgen::uint32_t>(v[2]);
+    d.dtype = static_cast<C::Dtype>(v[3]);
+    d.atype = static_cast<C::Atype>(v[4]);
+    d.btype = static_cast<C::Btype>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.m = static_cast<ptxgen::uint32_t>(v[11]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[12]);
+    d.max_shift = static_cast<ptxgen::uint32_t>(v[13]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity_selector));
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.saturate));
+    std::printf(" %llu", static_cast<u64>(d.dtype));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf(" %llu", static_cast<u64>(d.max_shift));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 13: InstrDescSm107Ti16
+void run_13(char op) {
+  using C = ptxgen::InstrDescSm107Ti16;
+  if (op == 'E') {
+    u64 v[14] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity_selector = static_cast<ptxgen::uint32_t>(v[0]);
+    d.sparsity = static_cast<C::Sparsity>(v[1]);
+    d.saturate = static_cast<ptxgen::uint32_t>(v[2]);
+    d.dtype = static_cast<C::Dtype>(v[3]);
+    d.atype = static_cast<C::Atype>(v[4]);
+    d.btype = static_cast<C::Btype>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.m = static_cast<ptxgen::uint32_t>(v[11]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[12]);
+    d.max_shift = static_cast<ptxgen::uint32_t>(v[13]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity_selector));
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.saturate));
+    std::printf(" %llu", static_cast<u64>(d.dtype));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf(" %llu", static_cast<u64>(d.max_shift));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 14: InstrDescSm107Mxf8f6f4
+void run_14(char op) {
+  using C = ptxgen::InstrDescSm107Mxf8f6f4;
+  if (op == 'E') {
+    u64 v[14] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity = static_cast<C::Sparsity>(v[0]);
+    d.scale_b_id = static_cast<ptxgen::uint32_t>(v[1]);
+    d.atype = static_cast<C::Atype>(v[2]);
+    d.btype = static_cast<C::Btype>(v[3]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[4]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[5]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.n = static_cast<ptxgen::uint32_t>(v[8]);
+    d.scale_type = static_cast<C::ScaleType>(v[9]);
+    d.scale_a_layout = static_cast<C::ScaleALayout>(v[10]);
+    d.m = static_cast<ptxgen::uint32_t>(v[11]);
+    d.scale_a_id = static_cast<ptxgen::uint32_t>(v[12]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[13]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.scale_b_id));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.scale_type));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_layout));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_id));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 15: InstrDescSm107Mxf4
+void run_15(char op) {
+  using C = ptxgen::InstrDescSm107Mxf4;
+  if (op == 'E') {
+    u64 v[16] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity = static_cast<C::Sparsity>(v[0]);
+    d.k_dim_hi = static_cast<ptxgen::uint32_t>(v[1]);
+    d.scale_b_id = static_cast<ptxgen::uint32_t>(v[2]);
+    d.atype = static_cast<C::Atype>(v[3]);
+    d.btype = static_cast<C::Btype>(v[4]);
+    d.sparsity_version = static_cast<ptxgen::uint32_t>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.scale_type = static_cast<C::ScaleType>(v[11]);
+    d.scale_a_layout = static_cast<C::ScaleALayout>(v[12]);
+    d.m = static_cast<ptxgen::uint32_t>(v[13]);
+    d.scale_a_id = static_cast<ptxgen::uint32_t>(v[14]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[15]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.k_dim_hi));
+    std::printf(" %llu", static_cast<u64>(d.scale_b_id));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.sparsity_version));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.scale_type));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_layout));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_id));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 16: InstrDescSm107Mxf4nvf4
+void run_16(char op) {
+  using C = ptxgen::InstrDescSm107Mxf4nvf4;
+  if (op == 'E') {
+    u64 v[16] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.sparsity = static_cast<C::Sparsity>(v[0]);
+    d.k_dim_hi = static_cast<ptxgen::uint32_t>(v[1]);
+    d.scale_b_id = static_cast<ptxgen::uint32_t>(v[2]);
+    d.atype = static_cast<C::Atype>(v[3]);
+    d.btype = static_cast<C::Btype>(v[4]);
+    d.sparsity_version = static_cast<ptxgen::uint32_t>(v[5]);
+    d.negate_a = static_cast<ptxgen::uint32_t>(v[6]);
+    d.negate_b = static_cast<ptxgen::uint32_t>(v[7]);
+    d.transpose_a = static_cast<ptxgen::uint32_t>(v[8]);
+    d.transpose_b = static_cast<ptxgen::uint32_t>(v[9]);
+    d.n = static_cast<ptxgen::uint32_t>(v[10]);
+    d.scale_type = static_cast<C::ScaleType>(v[11]);
+    d.scale_a_layout = static_cast<C::ScaleALayout>(v[12]);
+    d.m = static_cast<ptxgen::uint32_t>(v[13]);
+    d.scale_a_id = static_cast<ptxgen::uint32_t>(v[14]);
+    d.k_dim = static_cast<ptxgen::uint32_t>(v[15]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.sparsity));
+    std::printf(" %llu", static_cast<u64>(d.k_dim_hi));
+    std::printf(" %llu", static_cast<u64>(d.scale_b_id));
+    std::printf(" %llu", static_cast<u64>(d.atype));
+    std::printf(" %llu", static_cast<u64>(d.btype));
+    std::printf(" %llu", static_cast<u64>(d.sparsity_version));
+    std::printf(" %llu", static_cast<u64>(d.negate_a));
+    std::printf(" %llu", static_cast<u64>(d.negate_b));
+    std::printf(" %llu", static_cast<u64>(d.transpose_a));
+    std::printf(" %llu", static_cast<u64>(d.transpose_b));
+    std::printf(" %llu", static_cast<u64>(d.n));
+    std::printf(" %llu", static_cast<u64>(d.scale_type));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_layout));
+    std::printf(" %llu", static_cast<u64>(d.m));
+    std::printf(" %llu", static_cast<u64>(d.scale_a_id));
+    std::printf(" %llu", static_cast<u64>(d.k_dim));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
+// 17: SmemDescSm107
+void run_17(char op) {
+  using C = ptxgen::SmemDescSm107;
+  if (op == 'E') {
+    u64 v[7] = {};
+    for (u64& x : v) {
+      if (std::scanf("%llu", &x) != 1) return;
+    }
+    C d{};
+    d.start_address = static_cast<ptxgen::uint32_t>(v[0]);
+    d.leading_byte_offset = static_cast<ptxgen::uint32_t>(v[1]);
+    d.stride_byte_offset = static_cast<ptxgen::uint32_t>(v[2]);
+    d.base_offset = static_cast<ptxgen::uint32_t>(v[3]);
+    d.lbo_mode = static_cast<ptxgen::uint32_t>(v[4]);
+    d.k_segment = static_cast<C::KSegment>(v[5]);
+    d.swizzle = static_cast<C::Swizzle>(v[6]);
+    const auto r = d.encode_checked();
+    if (!failed<C>(r)) std::printf("ok %llx\n", static_cast<u64>(r.value));
+  } else if (op == 'D' || op == 'U') {
+    u64 w = 0;
+    if (std::scanf("%llx", &w) != 1) return;
+    const auto r = C::decode_checked(static_cast<C::word_type>(w));
+    if (op == 'D' && failed<C>(r)) return;
+    const C d = op == 'D' ? r.value : C::decode_unchecked(static_cast<C::word_type>(w));
+    std::printf("ok");
+    std::printf(" %llu", static_cast<u64>(d.start_address));
+    std::printf(" %llu", static_cast<u64>(d.leading_byte_offset));
+    std::printf(" %llu", static_cast<u64>(d.stride_byte_offset));
+    std::printf(" %llu", static_cast<u64>(d.base_offset));
+    std::printf(" %llu", static_cast<u64>(d.lbo_mode));
+    std::printf(" %llu", static_cast<u64>(d.k_segment));
+    std::printf(" %llu", static_cast<u64>(d.swizzle));
+    std::printf("\n");
+  } else {
+    std::printf("bad request\n");
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -527,6 +937,14 @@ int main() {
       case 7: run_7(op); break;
       case 8: run_8(op); break;
       case 9: run_9(op); break;
+      case 10: run_10(op); break;
+      case 11: run_11(op); break;
+      case 12: run_12(op); break;
+      case 13: run_13(op); break;
+      case 14: run_14(op); break;
+      case 15: run_15(op); break;
+      case 16: run_16(op); break;
+      case 17: run_17(op); break;
       default: std::printf("bad class\n"); break;
     }
     std::fflush(stdout);

@@ -47,7 +47,7 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     kinds: list[str | None] = (list(ins.qualifier(kind_of).domain) if kind_of else [None])
     branches = []
     for kind in kinds:
-        lay = desc.layout(kind)
+        lay = desc.first_layout(kind)
         fields = {f.name: f for f in lay.fields}
         cond = _Cond(ins, {kind_of: kind} if kind_of and kind else {}, names)
         checks = []

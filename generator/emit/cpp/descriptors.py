@@ -421,8 +421,16 @@ def table_view(d: Descriptor, t: Table) -> dict[str, Any]:
     for k in kinds:
         k["doc"] = k["doc"].replace("{table}", name)
     prov = t.provenance
-    doc_lines = [f"{lay.title} (PTX ISA {prov.section}, Table {prov.table}: {prov.caption}).",
-           "", lay.description, "",
+    doc_isa = f" {prov.ptx_isa}" if prov.ptx_isa else ""
+    doc_lines = [f"{lay.title} (PTX ISA{doc_isa} {prov.section}, Table {prov.table}: "
+                 f"{prov.caption}).", ""]
+    if lay.variant is not None:
+        doc_lines += [f"The {lay.variant} layout: for {', '.join(lay.targets)} from PTX ISA "
+                      f"{lay.since} only; every other target uses the baseline "
+                      f"{'tables' if d.kinds else 'table'}. A field of this layout that the "
+                      "baseline type lacks is a compile error naming it there (no member).",
+                      ""]
+    doc_lines += [lay.description, "",
            "A value type: every member is the user-facing value of one field (dimensions "
            "such as m = 128 and byte addresses as they are, not their encoded codes). " +
            ("T{} leaves " + " and ".join(lay.shapes.fields) + " at 0, which no shape has: "
@@ -446,6 +454,9 @@ def table_view(d: Descriptor, t: Table) -> dict[str, Any]:
         doc_lines += [f"Fixed: {_fixed_text(lay)}."]
     return {
         "name": name,
+        "variant": escape.cpp_str(lay.variant) if lay.variant else "nullptr",
+        "since": int(lay.since.replace(".", "")) if lay.since else 0,
+        "targets": escape.cpp_str(", ".join(lay.targets)) if lay.targets else "nullptr",
         "doc": doc_comment("\n".join(doc_lines)),
         "descriptor": escape.cpp_str(lay.descriptor),
         "word_type": "uint64_t" if lay.word_bits > 32 else "uint32_t",
@@ -484,16 +495,42 @@ def _zcm_max_n(d: Descriptor) -> int:
                default=0)
 
 
+def _arch_test(target: str) -> str:
+    """The preprocessor test for compiling device code for ``target`` (sm_107a, sm_107f)."""
+    digits = "".join(c for c in target if c.isdigit())
+    macro = ("__CUDA_ARCH_SPECIFIC__" if target.endswith("a") else
+             "__CUDA_ARCH_FAMILY_SPECIFIC__" if target.endswith("f") else "__CUDA_ARCH__")
+    return f"(defined({macro}) && {macro} == {int(digits) * 10})"
+
+
+def target_aliases(d: Descriptor) -> dict[str, Any] | None:
+    """``<Class>ForTarget`` aliases: the variant's classes when compiling for one of its
+    targets, the baseline ones otherwise (and on the host)."""
+    if not d.variants:
+        return None
+    def name(lay: Layout) -> str:
+        return escape.ident(camel(d.name) + (camel(lay.kind) if lay.kind else "") + "ForTarget"
+                            if d.kinds else d.layouts[0].class_name + "ForTarget")
+    branches = [{"test": " || ".join(_arch_test(t) for t in v.targets),
+                 "doc": f"{', '.join(v.targets)}: the {v.name} layout (PTX ISA {v.since})",
+                 "aliases": [(name(lay), escape.ident(lay.class_name)) for lay in v.layouts]}
+                for v in d.variants]
+    return {"branches": branches,
+            "baseline": [(name(lay), escape.ident(lay.class_name)) for lay in d.layouts]}
+
+
 def header_view(d: Descriptor) -> dict[str, Any]:
     template = "cpp/descriptor.hpp.j2"
     return {
+        "target_aliases": target_aliases(d),
         "notice": [f"// {escape.cpp_comment_text(x)}" for x in
                    generated_notice([d.spec_file], template)],
         "doc": doc_comment(
             f"@file ptxgen/{d.name}.hpp\n{d.title}: constexpr encoders and decoders.\n\n"
             f"{d.description}\n\nGenerated from {d.spec_file}; spec notes: " +
             (", ".join(n.id for n in d.notes) or "none") + "."),
-        "tables": [table_view(d, t) for t in d.tables],
+        "tables": [table_view(d, t) for t in d.tables] +
+                  [table_view(d, t) for v in d.variants for t in v.tables],
         "zcm_max_columns": u(_zcm_max_n(d)),
         "zcm_words": (_zcm_max_n(d) + 63) // 64,
         "has_zcm": any(lay.zero_column_mask for lay in d.layouts),

@@ -266,16 +266,17 @@ def _zcm_cases(lay: Layout) -> dict[str, Any] | None:
 
 
 def conformance_view(spec: Spec) -> dict[str, Any]:
-    return {"layouts": [conformance_layout(lay) for lay in spec.layouts]}
+    return {"layouts": [conformance_layout(lay) for lay in spec.all_layouts]}
 
 
 def crosscheck_view(spec: Spec) -> dict[str, Any]:
     classes = []
-    for i, lay in enumerate(spec.layouts):
+    for i, lay in enumerate(spec.all_layouts):
         classes.append({
             "index": i,
             "class_name": lay.class_name,
-            "key": escape.cpp_str(f"{lay.descriptor}:{lay.kind or ''}"),
+            "key": escape.cpp_str(f"{lay.descriptor}:{lay.kind or ''}"
+                                  + (f":{lay.variant}" if lay.variant else "")),
             "fields": [{"name": f.name, "enum": f.enum_class} for f in lay.fields],
             "nfields": len(lay.fields),
             "swizzle": None if lay.swizzle is None else {

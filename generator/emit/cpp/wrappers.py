@@ -67,12 +67,15 @@ from ptxgen.model.instructions import (
     Instruction,
     InstructionSet,
     Matcher,
+    OperandUse,
     Qualifier,
+    Support,
     Wrapper,
     norm,
     spec_text,
     vkey,
 )
+from ptxgen.model.selection import selects
 from ptxgen.model.targets import Targets
 from ptxgen.names import assert_not_reserved, camel, identifier_problem
 
@@ -90,8 +93,10 @@ GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("shared", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
-# a form's entry in its overload's table: form number * FORM_CLASSES + support class
+# a form's entry in its overload's table: form number * FORM_CLASSES + support class,
+# NOT_SELECTED for a form that generate --select left out
 FORM_CLASSES = 256
+NOT_SELECTED = FORM_CLASSES - 1
 
 
 def member_ident(q: Qualifier, value: str) -> str:
@@ -415,10 +420,14 @@ def _since(since: str | None) -> int:
 
 def describe_targets(targets: Targets, names: frozenset[str]) -> str:
     """Compact target list for identifiers: sm_80_and_later, or the names."""
-    sm = targets.and_later.get(names)
-    if sm is not None:
-        return f"sm_{sm}_and_later"
-    return "_".join(n for n in targets.names if n in names)
+    memo = targets.memo("describe_targets")
+    hit = memo.get(names)
+    if hit is None:
+        sm = targets.and_later.get(names)
+        hit = memo[names] = (f"sm_{sm}_and_later" if sm is not None else
+                             "_".join(n for n in targets.names if n in names))
+    result: str = hit
+    return result
 
 
 def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
@@ -428,13 +437,15 @@ def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str |
 
 
 class _Wrapper:
-    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers) -> None:
+    def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
+                 select: str | None = None) -> None:
         assert_not_reserved("instruction", [w.name])
         assert_not_reserved("operand", [q.name for q in ins.qualifiers])
         assert_not_reserved("operand", [a.name for o in ins.operands for a in o.choice or (o,)])
         self.ins = ins
         self.w = w
         self.helpers = helpers
+        self.select = select  # generate --select: the forms whose asm is written
         self.forms = [f for f in ins.forms if ins.wrapper_of(f) is w]
         self.fixed: dict[str, str] = {}
         for q in ins.qualifiers:  # one value in every form of the wrapper: not a parameter
@@ -448,6 +459,8 @@ class _Wrapper:
         for q in ins.qualifiers:
             if q.derived:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
+        self._gating: dict[int, tuple[Support, dict[str, Any]]] = {}
+        self._operand_text: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
 
     def template_params(self) -> list[str]:
         return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
@@ -651,12 +664,15 @@ class _Wrapper:
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
         sup = f.support
-        targets = self.ins.targets
-        assert targets is not None
-        return {"mask": _mask(targets, sup.targets),
+        hit = self._gating.get(id(sup))  # forms share their support (and its gating)
+        if hit is None or hit[0] is not sup:
+            targets = self.ins.targets
+            assert targets is not None
+            hit = self._gating[id(sup)] = (sup, {
+                "mask": _mask(targets, sup.targets),
                 "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
-                "error": error_name(self.w, targets, sup.targets, sup.since),
-                "asm": self.asm(f, imm_refs), "opcode": f.opcode}
+                "error": error_name(self.w, targets, sup.targets, sup.since)})
+        return {**hit[1], "asm": self.asm(f, imm_refs), "opcode": f.opcode}
 
     def form_table(self, forms: list[Form], cond: _Cond, imm_refs: Mapping[str, str],
                    fn: str) -> dict[str, Any]:
@@ -680,16 +696,25 @@ class _Wrapper:
         classes: dict[tuple[str, int, int, str], int] = {}
         entries: list[int] = []
         groups: dict[int, list[dict[str, Any]]] = {}
+        left_out = False
         for f in forms:
-            b = self.branch(f, cond, imm_refs)
-            key = (b["mask"], b["arch_from"], b["since"], b["error"])
-            k = classes.setdefault(key, len(classes))
             number = 0
             for q in order:
                 number = number * len(q.domain) + q.domain.index(f.params[q.name])
+            if not selects(self.select, f):
+                entries.append(number * FORM_CLASSES + NOT_SELECTED)
+                left_out = True
+                continue
+            b = self.branch(f, cond, imm_refs)
+            key = (b["mask"], b["arch_from"], b["since"], b["error"])
+            k = classes.setdefault(key, len(classes))
             entries.append(number * FORM_CLASSES + k)
             groups.setdefault(k, []).append({"id": number, "asm": b["asm"], "opcode": b["opcode"]})
-        assert len(classes) < FORM_CLASSES
+        assert len(classes) < NOT_SELECTED
+        select_msg = escape.cpp_message(
+            f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
+            f"generated with (ptxgen generate --select {self.select}); generate them again "
+            "with a pattern that selects it") if left_out else None
         entries.sort()
         rows = [", ".join(str(e) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
         tparams = ["long long PtxgenF"]
@@ -703,9 +728,9 @@ class _Wrapper:
             tparams.append(f"class {a}")
             pname = escape.ident(u.name)
             if u.kind == "tensor":  # the tensor map and the coordinate array
-                b = f"PtxgenA{len(params) + 1}"
-                tparams.append(f"class {b}")
-                params += [f"{a} {pname}_map", f"const {b}& {pname}_coords"]
+                c = f"PtxgenA{len(params) + 1}"
+                tparams.append(f"class {c}")
+                params += [f"{a} {pname}_map", f"const {c}& {pname}_coords"]
                 args += [f"{pname}_map", f"{pname}_coords"]
                 continue
             if u.kind in ("register", "predicate") and self.io(u.name) == "out":
@@ -717,6 +742,7 @@ class _Wrapper:
                 params.append(f"{a} {pname}")
             args.append(pname)
         return {"table": escape.ident(f"{fn}_table"), "rows": rows, "count": len(forms),
+                "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
                 "targs": ", ".join(["ptxgen_form", *imm_refs.values()]),
@@ -726,12 +752,38 @@ class _Wrapper:
 
     def asm(self, f: Form, imm_refs: Mapping[str, str]) -> str:
         """The ``asm volatile(...)`` statement of one form."""
+        uses = f.operands
+        key = (*map(id, uses), *imm_refs.items())
+        hit = self._operand_text.get(key)  # forms share operand uses (and their text)
+        if hit is None or hit[0] != uses:
+            hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
+        texts, pred, out_s, in_s, post = hit[1]
+        operands = ", ".join(texts)
+        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
+            f" \"{operands};\"" if texts else " \";\"")
+        if pred is not None:
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
+                    "\"\\n\\t}\"")
+        if post and pred is not None:
+            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
+        if post:
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\t\" {body} \"{post}\\n\\t}}\"")
+        clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
+        if clobber:
+            return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
+        if in_s:
+            return f"asm volatile({body} : {out_s} : {in_s})"
+        return f"asm volatile({body} : {out_s})"
+
+    def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str]
+                       ) -> tuple[list[str], str | None, str, str, str]:
+        """(operand texts, predicate operand, output list, input list) of an asm
+        statement with these operand uses."""
         outs: list[str] = []
         ins_: list[str] = []
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        uses = f.operands
         n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
                     and self.io(u.name) in ("out", "inout")) + sum(
             1 for u in uses if u.kind in ("register", "predicate") and self.io(u.name) == "out")
@@ -792,24 +844,7 @@ class _Wrapper:
                 texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
                 ins_.extend(f"\"n\"({t})" for t in els)
                 nxt_in += len(els)
-        operands = ", ".join(texts)
-        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
-            f" \"{operands};\"" if texts else " \";\"")
-        if pred is not None:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
-                    "\"\\n\\t}\"")
-        if post and pred is not None:
-            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
-        if post:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\t\" {body} \"{post}\\n\\t}}\"")
-        clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
-        out_s = ", ".join(outs)
-        in_s = ", ".join(ins_)
-        if clobber:
-            return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
-        if in_s:
-            return f"asm volatile({body} : {out_s} : {in_s})"
-        return f"asm volatile({body} : {out_s})"
+        return texts, pred, ", ".join(outs), ", ".join(ins_), post
 
     def io(self, name: str) -> str:
         return self.ins.io_of.get(name, "in")
@@ -865,7 +900,8 @@ def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
         seen[key] = doc
 
 
-def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction]) -> dict[str, Any]:
+def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
+                select: str | None = None) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
     helpers: list[dict[str, Any]] = []
     functions: list[dict[str, Any]] = []
@@ -883,12 +919,13 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction]) -> di
                                   f"{q.description}".strip())})
         hp = _Helpers(ins)
         for w in ins.wrappers:
-            wr = _Wrapper(ins, w, hp)
+            wr = _Wrapper(ins, w, hp, select)
             for f in wr.forms:
                 sup = f.support
                 name = error_name(w, iset.targets, sup.targets, sup.since)
                 externs[name] = None
-                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                if selects(select, f):
+                    family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             _check_distinct(ins, functions + overloads)
             functions += overloads
@@ -989,7 +1026,7 @@ def emit(spec: Spec) -> Files:
     for rel, instrs in by_file.items():
         stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
         headers.append(f"ptx/{stem}.hpp")
-        view = header_view(iset, rel, instrs)
+        view = header_view(iset, rel, instrs, spec.select)
         files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
         if view["has_forms"]:
             files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view)

@@ -98,8 +98,15 @@ def table_view(t: Table) -> dict[str, Any]:
         elif doc.value_style == "equals":
             cells = [bits, str(entry.width), description_cell(entry, "equals")]
             cells += [values_cell(lay.entries[i]) for lay in t.layouts]
+            per_kind = {_sources(lay.entries[i]) for lay in t.layouts}
+            if len(per_kind) > 1:
+                cells[3:] = [c + _sources(lay.entries[i])
+                             for c, lay in zip(cells[3:], t.layouts, strict=True)]
+            elif per_kind:
+                cells[2] += per_kind.pop()
         elif len(doc.columns) == 3:  # Table 40: Bit-field | Size | Description
-            cells = [bits, str(entry.width), description_cell(entry, doc.value_style)]
+            cells = [bits, str(entry.width),
+                     description_cell(entry, doc.value_style) + _sources(entry)]
         else:  # seed 004: Bits | Field
             cells = [bits, description_cell(entry, doc.value_style)]
             if isinstance(entry, Reserved):
@@ -108,14 +115,29 @@ def table_view(t: Table) -> dict[str, Any]:
                      "implicit": implicit,
                      "note": getattr(entry, "note", None)})
     prov = t.provenance
+    if first.variant is not None:
+        source = (f"PTX ISA {prov.ptx_isa or '9.0'} {prov.section} (as third parties number "
+                  f"it); for {', '.join(first.targets)} from PTX ISA {first.since}. No seed: "
+                  "the sources of each new field are given in brackets (see the evidence "
+                  "above and the notes).")
+    else:
+        source = f"PTX ISA {prov.section}; transcribed from seed(s) " + ", ".join(prov.seeds)
     return {
         "caption": escape.md_text(f"Table {prov.table}: {prov.caption}" if str(prov.table).isdigit()
                                   else f"{prov.table}: {prov.caption}"),
-        "source": escape.md_text(f"PTX ISA {prov.section}; transcribed from seed(s) "
-                                 + ", ".join(prov.seeds)),
+        "source": escape.md_text(source),
         "header": [escape.md_cell(h) for h in header],
         "rows": rows,
     }
+
+
+def _sources(entry: Field | Reserved | Fixed) -> str:
+    """A variant field's sources as the docs show them ('' for the baseline tables)."""
+    if not isinstance(entry, Field) or not entry.sources:
+        return ""
+    if entry.third_party_only:
+        return " [third-party source only]"
+    return f" [sources: {', '.join(entry.sources)}]"
 
 
 def _frac(x: Fraction, minus_one: bool) -> str:
@@ -211,12 +233,33 @@ def descriptor_view(d: Descriptor) -> dict[str, Any]:
         "word_bits": d.word_bits,
         "tables": [table_view(t) for t in d.tables],
         "classes": [{"name": lay.class_name, "kind": lay.kind, "fields": field_reference(lay),
-                     "cli": f"ptxgen encode {d.name}" + (f" --kind {lay.kind}" if lay.kind else "")}
-                    for lay in d.layouts],
+                     "cli": f"ptxgen encode {d.name}" + (f" --kind {lay.kind}" if lay.kind else "")
+                     + (f" --target {lay.targets[0]}" if lay.targets else ""),
+                     "where": escape.md_text(f"{', '.join(lay.targets)} from PTX ISA "
+                                             f"{lay.since}") if lay.variant else None}
+                    for lay in d.all_layouts],
+        "variants": [{
+            "title": escape.md_text(f"Variant {v.name}: {', '.join(v.targets)} from PTX ISA "
+                                    f"{v.since}"),
+            "text": escape.md_text(
+                f"On {' and '.join(v.targets)} from PTX ISA {v.since} these tables replace "
+                f"the ones above (every other target, and every earlier version, keeps them); "
+                f"for every word the tables above allow they agree bit for bit. Select them "
+                f"with `--target` (`ptxgen encode {d.name} --target {v.targets[0]} ...`), "
+                f"`ptxgen.isa.descriptor_class(..., target=...)` or the C++ "
+                f"`...ForTarget` aliases."),
+            "evidence": [escape.md_text(x) for x in (
+                f"ptxas: {v.evidence.ptxas}",
+                f"Oracle: {v.evidence.oracle}" if v.evidence.oracle else "",
+                f"Third party (not authoritative): {v.evidence.third_party}"
+                if v.evidence.third_party else "",
+                f"Note: {v.evidence.note}") if x],
+            "tables": [table_view(t) for t in v.tables]} for v in d.variants],
         "swizzle": swizzle_view(d.layouts[0]),
         "zcm": (zcm_view(d.layouts[0], d.layouts[0].zero_column_mask)
                 if d.layouts[0].zero_column_mask else None),
-        "notes": [{"id": n.id, "seeds": ", ".join(n.seeds), "text": escape.md_text(n.text),
+        "notes": [{"id": n.id, "seeds": "seeds " + ", ".join(n.seeds) if n.seeds else "no seed",
+                   "text": escape.md_text(n.text),
                    "where": f"{n.source.file}:{n.source.line}"} for n in d.notes],
     }
 

@@ -21,6 +21,12 @@ def natural_key(name: str) -> tuple[str, ...]:
                  for p in re.split(r"(\d+)", name) if p)
 
 
+def _all_key(name: str) -> tuple[int, tuple[str, ...]]:
+    """ruff's (RUF022) order of ``__all__``: CONSTANTS, then Classes, then the rest."""
+    category = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return category, natural_key(name)
+
+
 def wrapped_str(text: str, indent: int, width: int = 99) -> str:
     """A Python string literal for ``text``, split into adjacent literals on lines of at
     most ``width`` columns (the first at ``indent``; inside brackets)."""
@@ -111,13 +117,45 @@ def enum_view(f: Field) -> dict[str, Any]:
         "members": members}
 
 
-def layout_view(lay: Layout) -> dict[str, Any]:
+def later_fields(d: Descriptor, lay: Layout) -> dict[str, str]:
+    """Fields of a baseline layout's newer variants that it lacks: name -> where they
+    exist (targets, PTX ISA version, class), for the error the baseline class gives."""
+    if lay.variant is not None:
+        return {}
+    have = {f.name for f in lay.fields}
+    out: dict[str, str] = {}
+    for v in d.variants:
+        for other in v.layouts:
+            if other.kind != lay.kind:
+                continue
+            for f in other.fields:
+                if f.name not in have and f.name not in out:
+                    out[f.name] = (f"on {', '.join(v.targets)} from PTX ISA {v.since} "
+                                   f"(class {other.class_name})")
+    return out
+
+
+def sources_text(f: Field) -> str:
+    if not f.sources:
+        return ""
+    if f.third_party_only:
+        return " Source: third-party transcriptions of the PTX ISA only."
+    return " Sources: " + ", ".join(f.sources) + "."
+
+
+def layout_view(lay: Layout, d: Descriptor | None = None) -> dict[str, Any]:
     kind = f", .kind::{lay.kind}" if lay.kind else ""
     prov = lay.provenance
-    summary = (f"{lay.title}{kind} (PTX ISA {prov.section}, Table {prov.table}: {prov.caption}).")
-    doc_lines = [summary, "", lay.description, "", "Fields:"]
+    doc_isa = f" {prov.ptx_isa}" if prov.ptx_isa else ""
+    summary = (f"{lay.title}{kind} (PTX ISA{doc_isa} {prov.section}, Table {prov.table}: "
+               f"{prov.caption}).")
+    doc_lines = [summary, ""]
+    if lay.variant is not None:
+        doc_lines += [f"The {lay.variant} layout: on {', '.join(lay.targets)} from PTX ISA "
+                      f"{lay.since} only (elsewhere the baseline tables apply).", ""]
+    doc_lines += [lay.description, "", "Fields:"]
     doc_lines += [f"    {f.name} ({bits_text(f.lsb, f.msb)}): {f.description}. Allowed: {f.domain}."
-                  for f in lay.fields]
+                  + sources_text(f) for f in lay.fields]
     if lay.reserved:
         doc_lines += ["", f"Reserved (must be 0): {_ranges_text(lay, 'reserved')}."]
     for fx in lay.fixed:
@@ -144,6 +182,12 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "swizzle": swizzle_view(lay),
         "zcm": zcm_view(lay),
         "shapes": shapes_view(lay),
+        "variant": escape.py_str(lay.variant) if lay.variant else "None",
+        "since": escape.py_str(lay.since) if lay.since else "None",
+        "targets": ("(" + "".join(escape.py_str(t) + ", " for t in lay.targets) + ")"
+                    if lay.targets else "None"),
+        "later": [(escape.py_str(n), wrapped_str(w, 12))
+                  for n, w in later_fields(d, lay).items()] if d else [],
     }
 
 
@@ -222,6 +266,8 @@ def _helpers(classes: list[dict[str, Any]]) -> list[str]:
         used.add("DescriptorError")
     if any(c["swizzle"] for c in classes):
         used.add("_enum")
+    if any(c["later"] for c in classes):
+        used.add("_unavailable")
     for c in classes:
         for f in c["fields"]:
             used.update(h for h in ("_codes", "_enum", "_multiple", "_range", "_set")
@@ -230,7 +276,7 @@ def _helpers(classes: list[dict[str, Any]]) -> list[str]:
 
 
 def module_view(d: Descriptor) -> dict[str, Any]:
-    classes = [layout_view(lay) for lay in d.layouts]
+    classes = [layout_view(lay, d) for lay in d.all_layouts]
     names = [c["class_name"] for c in classes]
     names += ["base_offset"] if any(c["swizzle"] for c in classes) else []
     return {
@@ -249,7 +295,7 @@ def module_view(d: Descriptor) -> dict[str, Any]:
 def _assert_names(d: Descriptor) -> None:
     """What ``validate`` refuses (ptxgen.names.RESERVED) must never reach the templates."""
     assert_not_reserved("descriptor", [d.name])
-    for lay in d.layouts:
+    for lay in d.all_layouts:
         assert_not_reserved("class", [lay.class_name])
         for f in lay.fields:
             assert_not_reserved("field", [f.name], zero_column_mask=bool(lay.zero_column_mask),
@@ -266,15 +312,21 @@ def emit(spec: Spec) -> Files:
         notice=[escape.py_comment(x) for x in generated_notice(["(no spec input)"],
                                                                "python/_runtime.py.j2")])
     registry: list[dict[str, Any]] = [{"module": d.name, "descriptor": escape.py_str(d.name),
-                 "imports": sorted((lay.class_name for lay in d.layouts), key=natural_key),
+                 "imports": sorted((lay.class_name for lay in d.all_layouts), key=natural_key),
                  "classes": [(escape.py_str(lay.kind) if lay.kind else "None", lay.class_name)
-                             for lay in d.layouts]} for d in spec.descriptors]
-    exported = ["DESCRIPTORS", "DescriptorError", "FieldSpec"]
-    exported += [lay.class_name for lay in spec.layouts]
+                             for lay in d.layouts],
+                 "variants": [{"name": escape.py_str(v.name), "since": escape.py_str(v.since),
+                               "targets": "".join(escape.py_str(t) + ", " for t in v.targets),
+                               "classes": [(escape.py_str(lay.kind) if lay.kind else "None",
+                                            lay.class_name) for lay in v.layouts]}
+                              for v in d.variants]} for d in spec.descriptors]
+    exported = ["DESCRIPTORS", "DescriptorError", "FieldSpec", "UnavailableError",
+                "VARIANTS", "descriptor_class"]
+    exported += [lay.class_name for d in spec.descriptors for lay in d.all_layouts]
     files[f"{OUT}/__init__.py"] = render(
         "python/__init__.py.j2",
         notice=[escape.py_comment(x) for x in generated_notice(list(spec.spec_files),
                                                                "python/__init__.py.j2")],
-        registry=registry, exported=sorted(exported, key=natural_key))
+        registry=registry, exported=sorted(exported, key=_all_key))
     files[f"{OUT}/py.typed"] = b""
     return files

@@ -136,10 +136,11 @@ def layout_view(lay: Layout) -> dict[str, Any]:
         "fixed_value": f"{lay.fixed_value:#x}",
         "examples": examples,
         "required": [f.name for f in lay.fields if f.default is None],
-        "minimal": {**{f.name: (f.allowed_codes or (0,))[0] for f in lay.fields
-                       if f.default is None},
-                    **(dict(zip(lay.shapes.fields, lay.shapes.base, strict=True))
-                       if lay.shapes else {})},
+        "minimal": py_list([f"{k!r}: {v!r}" for k, v in {
+            **{f.name: (f.allowed_codes or (0,))[0] for f in lay.fields if f.default is None},
+            **(dict(zip(lay.shapes.fields, lay.shapes.base, strict=True))
+               if lay.shapes else {})}.items()], 0, "{}",
+            prefix=len(f"{lay.class_name.upper()}_MINIMAL: dict[str, Any] = ")),
         "shapes": None if lay.shapes is None else {
             "fields": lay.shapes.fields,
             "pairs": py_list([f"({a}, {b})" for a, b in lay.shapes.pairs], 4),
@@ -170,8 +171,8 @@ def emit(spec: Spec) -> Files:
             notice=[escape.py_comment(x) for x in generated_notice([d.spec_file],
                                                                    "python/test_descriptor.py.j2")],
             module=d.name,
-            imports=sorted((lay.class_name for lay in d.layouts), key=natural_key),
-            classes=[layout_view(lay) for lay in d.layouts])
+            imports=sorted((lay.class_name for lay in d.all_layouts), key=natural_key),
+            classes=[layout_view(lay) for lay in d.all_layouts])
     iset = spec.instructions
     if iset is not None:
         files[OUT_BUILDERS] = render(

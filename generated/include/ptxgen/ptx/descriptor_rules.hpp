@@ -223,6 +223,22 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
         }
     }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::ti16) {
+        const auto r = ::ptxgen::InstrDescSm107Ti16::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+    }
     return nullptr;
 }
 

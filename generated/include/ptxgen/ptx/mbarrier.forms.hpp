@@ -12,30 +12,30 @@
 namespace ptxgen::ptx::detail {
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 count) {
+PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 70)
     // mbarrier.init.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.init.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.init.b64 " "[%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.init.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.init.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.init.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 78)
     // mbarrier.init.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.init.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.init.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
     // mbarrier.init.layout::v0.b64
-    if constexpr (PtxgenF == 3) asm volatile("mbarrier.init.layout::v0.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 3) asm volatile("mbarrier.init.layout::v0.b64 " "[%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.init.layout::v0.shared.b64
-    if constexpr (PtxgenF == 4) asm volatile("mbarrier.init.layout::v0.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 4) asm volatile("mbarrier.init.layout::v0.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.init.layout::v0.shared::cta.b64
-    if constexpr (PtxgenF == 5) asm volatile("mbarrier.init.layout::v0.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 5) asm volatile("mbarrier.init.layout::v0.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.init.layout::v1.b64
-    if constexpr (PtxgenF == 6) asm volatile("mbarrier.init.layout::v1.b64 " "[%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 6) asm volatile("mbarrier.init.layout::v1.b64 " "[%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.init.layout::v1.shared.b64
-    if constexpr (PtxgenF == 7) asm volatile("mbarrier.init.layout::v1.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 7) asm volatile("mbarrier.init.layout::v1.shared.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.init.layout::v1.shared::cta.b64
-    if constexpr (PtxgenF == 8) asm volatile("mbarrier.init.layout::v1.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 8) asm volatile("mbarrier.init.layout::v1.shared::cta.b64 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -98,42 +98,42 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr) {
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 78)
     // mbarrier.arrive.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 80)
     // mbarrier.arrive.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.shared.b64
-    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 86)
     // mbarrier.arrive.relaxed.cta.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cta.shared.b64
-    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared.b64
-    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -192,52 +192,52 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr) {
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 78)
     // mbarrier.arrive.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 80)
     // mbarrier.arrive.shared::cluster.b64
-    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cta.shared::cluster.b64
-    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.shared.b64
-    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.release.cluster.shared::cluster.b64
-    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 86)
     // mbarrier.arrive.relaxed.cta.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cta.shared.b64
-    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cta.shared::cta.b64
-    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cta.shared::cluster.b64
-    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared.b64
-    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared::cluster.b64
-    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -328,46 +328,46 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 70)
     // mbarrier.arrive.noComplete.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 78)
     // mbarrier.arrive.noComplete.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 80)
     // mbarrier.arrive.noComplete.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 71)
     // mbarrier.arrive.noComplete.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 78)
     // mbarrier.arrive.noComplete.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 80)
     // mbarrier.arrive.noComplete.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive.noComplete.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -388,18 +388,18 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state,
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_SUPPORTED(0xc0000ull, 0, 94)
     // mbarrier.arrive.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
 #endif
 }
 
@@ -430,28 +430,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, P
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_SUPPORTED(0xc0000ull, 0, 94)
     // mbarrier.arrive.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
 #endif
 }
 
@@ -542,42 +542,42 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 add
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 78)
     // mbarrier.arrive_drop.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 80)
     // mbarrier.arrive_drop.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared.b64
-    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 86)
     // mbarrier.arrive_drop.relaxed.cta.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -636,52 +636,52 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr) {
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 78)
     // mbarrier.arrive_drop.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 80)
     // mbarrier.arrive_drop.shared::cluster.b64
-    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive_drop.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive_drop.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cta.shared::cluster.b64
-    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared.b64
-    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 21) asm volatile("mbarrier.arrive_drop.release.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 22) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared::cluster.b64
-    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 86)
     // mbarrier.arrive_drop.relaxed.cta.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared.b64
-    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 29) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared::cta.b64
-    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 30) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64
-    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared.b64
-    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 33) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64
-    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 34) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64
-    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -772,46 +772,46 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, Ptxg
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 70)
     // mbarrier.arrive_drop.noComplete.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.noComplete.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 78)
     // mbarrier.arrive_drop.noComplete.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 80)
     // mbarrier.arrive_drop.noComplete.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 70)
     // mbarrier.arrive_drop.noComplete.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.noComplete.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.shared.b64
-    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 1) asm volatile("mbarrier.arrive_drop.noComplete.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 78)
     // mbarrier.arrive_drop.noComplete.shared::cta.b64
-    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 2) asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 #if PTXGEN_PTX_SUPPORTED(0x1ffffffeull, 800, 80)
     // mbarrier.arrive_drop.noComplete.release.cta.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(count) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.b64 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.release.cta.shared.b64
-    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 17) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
     // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64
-    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(count) : "memory");
+    if constexpr (PtxgenF == 18) asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count) : "memory");
 #endif
 }
 
@@ -832,18 +832,18 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& s
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_SUPPORTED(0xc0000ull, 0, 94)
     // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
 #endif
 }
 
@@ -874,28 +874,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 ad
 }
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask) {
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_SUPPORTED(0xc0000ull, 0, 94)
     // mbarrier.arrive_drop.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 0) asm volatile("mbarrier.arrive_drop.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 3) asm volatile("mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 16) asm volatile("mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 19) asm volatile("mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 20) asm volatile("mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 23) asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 28) asm volatile("mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 31) asm volatile("mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 32) asm volatile("mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask) : "memory");
     // mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64
-    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(count), "r"(cta_mask) : "memory");
+    if constexpr (PtxgenF == 35) asm volatile("mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask) : "memory");
 #endif
 }
 

@@ -480,7 +480,7 @@ inline constexpr long long mbarrier_init_forms0_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 count);
+PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count);
 
 }  // namespace detail
 #endif
@@ -494,13 +494,13 @@ PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 count);
  *   PtxgenSpace: space (none, shared, shared::cta). state space of addr (generic when left out)
  * Operands:
  *   addr: the mbarrier object (a generic address, or a 32-bit shared address with .shared{::cta})
- *   count: the expected arrival count, 1 to 2^20 - 1
+ *   arrival_count: the expected arrival count, 1 to 2^20 - 1
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_init_layout PtxgenLayout = mbarrier_init_layout::none, mbarrier_init_space PtxgenSpace = mbarrier_init_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_init(
     detail::reg_t<detail::mbarrier_init_type_addr(PtxgenLayout, PtxgenSpace, mbarrier_init_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
@@ -509,13 +509,13 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
                   "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, count));
+                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
     }
 #endif
 }
@@ -637,7 +637,7 @@ inline constexpr long long mbarrier_arrive_forms1_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
 }  // namespace detail
 #endif
@@ -653,13 +653,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, Pt
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
@@ -675,13 +675,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
     }
 #endif
     return state;
@@ -759,7 +759,7 @@ inline constexpr long long mbarrier_arrive_forms3_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count);
 
 }  // namespace detail
 #endif
@@ -775,13 +775,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 count);
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
@@ -794,13 +794,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
     }
 #endif
 }
@@ -925,7 +925,7 @@ inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
 }  // namespace detail
 #endif
@@ -941,13 +941,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, Ptxge
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
@@ -965,13 +965,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     }
 #endif
     return state;
@@ -986,7 +986,7 @@ inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count);
 
 }  // namespace detail
 #endif
@@ -1002,13 +1002,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
@@ -1023,13 +1023,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     }
 #endif
 }
@@ -1098,7 +1098,7 @@ inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask);
 
 }  // namespace detail
 #endif
@@ -1114,14 +1114,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state,
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count,
+    std::uint32_t arrival_count,
     std::uint32_t cta_mask
 ) {
     std::uint64_t state{};
@@ -1140,7 +1140,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_form>(state, addr, count, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_form>(state, addr, arrival_count, cta_mask));
     }
 #endif
     return state;
@@ -1208,7 +1208,7 @@ inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
 #endif
@@ -1224,14 +1224,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, P
  * Operands:
  *   sink: `_`: discard the token
  *   addr: the mbarrier object (a generic address, or a 32-bit .shared / .shared::cluster address)
- *   count: the number of arrivals (default 1)
+ *   arrival_count: the number of arrivals (default 1)
  *   cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_sem PtxgenSem = mbarrier_arrive_sem::none, mbarrier_arrive_scope PtxgenScope = mbarrier_arrive_scope::none, mbarrier_arrive_space PtxgenSpace = mbarrier_arrive_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::multicast_cluster_32b, mbarrier_arrive_type::b64)> addr,
-    std::uint32_t count,
+    std::uint32_t arrival_count,
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1247,7 +1247,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_form>(addr, count, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_form>(addr, arrival_count, cta_mask));
     }
 #endif
 }
@@ -1437,7 +1437,7 @@ inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
 }  // namespace detail
 #endif
@@ -1453,13 +1453,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 add
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr:
- *   count:
+ *   arrival_count:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
@@ -1475,13 +1475,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
     }
 #endif
     return state;
@@ -1559,7 +1559,7 @@ inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count);
 
 }  // namespace detail
 #endif
@@ -1575,13 +1575,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 count
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
- *   count:
+ *   arrival_count:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
@@ -1594,13 +1594,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
     }
 #endif
 }
@@ -1725,7 +1725,7 @@ inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
 }  // namespace detail
 #endif
@@ -1741,13 +1741,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, 
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr:
- *   count:
+ *   arrival_count:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
@@ -1765,13 +1765,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
     }
 #endif
     return state;
@@ -1786,7 +1786,7 @@ inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 count);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count);
 
 }  // namespace detail
 #endif
@@ -1802,13 +1802,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, Pt
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
- *   count:
+ *   arrival_count:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::noComplete, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count
+    std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
@@ -1823,13 +1823,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
     }
 #endif
 }
@@ -1898,7 +1898,7 @@ inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[]
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 count, PtxgenA3 cta_mask);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask);
 
 }  // namespace detail
 #endif
@@ -1914,14 +1914,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& s
  * Operands:
  *   state: the state token (returned by the _token wrappers)
  *   addr:
- *   count:
+ *   arrival_count:
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count,
+    std::uint32_t arrival_count,
     std::uint32_t cta_mask
 ) {
     std::uint64_t state{};
@@ -1940,7 +1940,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_form>(state, addr, count, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_form>(state, addr, arrival_count, cta_mask));
     }
 #endif
     return state;
@@ -2008,7 +2008,7 @@ inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[]
 };
 // Their asm statements (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 count, PtxgenA2 cta_mask);
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask);
 
 }  // namespace detail
 #endif
@@ -2024,14 +2024,14 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 ad
  * Operands:
  *   sink: `_`: discard the token
  *   addr:
- *   count:
+ *   arrival_count:
  *   cta_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mbarrier_arrive_drop_sem PtxgenSem = mbarrier_arrive_drop_sem::none, mbarrier_arrive_drop_scope PtxgenScope = mbarrier_arrive_drop_scope::none, mbarrier_arrive_drop_space PtxgenSpace = mbarrier_arrive_drop_space::none>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::multicast_cluster_32b, mbarrier_arrive_drop_type::b64)> addr,
-    std::uint32_t count,
+    std::uint32_t arrival_count,
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
@@ -2047,7 +2047,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_form>(addr, count, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_form>(addr, arrival_count, cta_mask));
     }
 #endif
 }
@@ -2734,20 +2734,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
  *
  * Fixed by this wrapper: type = b64.
  * Operands:
- *   count: the pending count (returned)
+ *   pending: the pending count (returned)
  *   state:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
     [[maybe_unused]] std::uint64_t state
 ) {
-    std::uint32_t count{};
+    std::uint32_t pending{};
 #if defined(__CUDA_ARCH__)
     // mbarrier.pending_count.b64
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                     asm volatile("mbarrier.pending_count.b64 " "%0, %1;" : "=r"(count) : "l"(state)));
+                     asm volatile("mbarrier.pending_count.b64 " "%0, %1;" : "=r"(pending) : "l"(state)));
 #endif
-    return count;
+    return pending;
 }
 
 #if defined(__CUDA_ARCH__)

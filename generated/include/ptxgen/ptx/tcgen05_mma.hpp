@@ -22,6 +22,7 @@ enum class tcgen05_mma_kind : int {
     mxf8f6f4,
     mxf4,
     mxf4nvf4,
+    ti16,
 };
 
 /**
@@ -71,6 +72,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_sc
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
@@ -79,10 +81,13 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
 PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, int v) {
     return v >= 0 && v <= 15;
@@ -118,13 +123,15 @@ struct tcgen05_mma_disable_output_lane_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 40 forms of tcgen05_mma: form number * 256 + support class, by number.
+// The 50 forms of tcgen05_mma: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms0_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75264, 75520, 75776, 76032,
-    76288, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107521, 107777, 108033, 108289, 108545,
+    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+    162050, 162306,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -139,7 +146,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -171,7 +178,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -180,6 +187,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                          detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     }
 #endif
@@ -191,8 +201,8 @@ namespace detail {
 // The 20 forms of tcgen05_mma: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms1_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 75264, 75520, 75776, 76032, 76288, 86016,
-    86272, 86528, 86784, 87040,
+    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+    97024, 97280, 97536, 97792,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -207,7 +217,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -245,7 +255,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -259,13 +269,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 40 forms of tcgen05_mma: form number * 256 + support class, by number.
+// The 50 forms of tcgen05_mma: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms2_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75264, 75520, 75776, 76032,
-    76288, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107521, 107777, 108033, 108289, 108545,
+    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+    162050, 162306,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -280,7 +292,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -317,7 +329,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -326,6 +338,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                          detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
     }
 #endif
@@ -337,8 +352,8 @@ namespace detail {
 // The 20 forms of tcgen05_mma: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms3_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 75264, 75520, 75776, 76032, 76288, 86016,
-    86272, 86528, 86784, 87040,
+    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+    97024, 97280, 97536, 97792,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -353,7 +368,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -396,7 +411,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -410,16 +425,18 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
+// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms4_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
     32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
+    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107521, 107777, 108033, 108289, 108545, 112897, 113665, 113921,
+    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -434,7 +451,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -464,7 +481,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -473,6 +490,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                          detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     }
 #endif
@@ -485,8 +505,8 @@ namespace detail {
 inline constexpr long long tcgen05_mma_forms5_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -501,7 +521,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -537,7 +557,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -551,16 +571,18 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
+// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_forms6_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
     32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
+    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107521, 107777, 108033, 108289, 108545, 112897, 113665, 113921,
+    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -575,7 +597,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -610,7 +632,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms6_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -619,6 +641,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                          detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
     }
 #endif
@@ -631,8 +656,8 @@ namespace detail {
 inline constexpr long long tcgen05_mma_forms7_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -647,7 +672,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Fixed by this wrapper: ws = false, sp = false, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -688,7 +713,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms7_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -710,13 +735,13 @@ inline constexpr long long tcgen05_mma_block_scale_forms0_table[] = {
     173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
     204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
     215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
-    221186, 221442, 354816, 355072, 355328, 355584, 355840, 360193,
-    360449, 360705, 360961, 361217, 381698, 381954, 382210, 382466,
-    382722, 387072, 387328, 387584, 387840, 388096, 397825, 398081,
-    398337, 398593, 398849, 413954, 414210, 414466, 414722, 414978,
-    430083, 430339, 430595, 430851, 431107, 435459, 435715, 435971,
-    436227, 436483, 440834, 441090, 441346, 441602, 441858, 446210,
-    446466, 446722, 446978, 447234,
+    221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
+    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+    414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
+    430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
+    462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
+    468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
+    478722, 478978, 479234, 479490,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -731,7 +756,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -767,7 +792,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -798,13 +823,13 @@ inline constexpr long long tcgen05_mma_block_scale_forms1_table[] = {
     173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
     204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
     215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
-    221186, 221442, 354816, 355072, 355328, 355584, 355840, 360193,
-    360449, 360705, 360961, 361217, 381698, 381954, 382210, 382466,
-    382722, 387072, 387328, 387584, 387840, 388096, 397825, 398081,
-    398337, 398593, 398849, 413954, 414210, 414466, 414722, 414978,
-    430083, 430339, 430595, 430851, 431107, 435459, 435715, 435971,
-    436227, 436483, 440834, 441090, 441346, 441602, 441858, 446210,
-    446466, 446722, 446978, 447234,
+    221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
+    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+    414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
+    430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
+    462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
+    468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
+    478722, 478978, 479234, 479490,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -819,7 +844,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  * Fixed by this wrapper: ws = false, sp = false, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -855,7 +880,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -878,13 +903,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 40 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
+// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms0_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75264, 75520, 75776, 76032,
-    76288, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107521, 107777, 108033, 108289, 108545,
+    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+    162050, 162306,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -899,7 +926,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -933,7 +960,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -942,6 +969,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                          detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     }
 #endif
@@ -953,8 +983,8 @@ namespace detail {
 // The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms1_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 75264, 75520, 75776, 76032, 76288, 86016,
-    86272, 86528, 86784, 87040,
+    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+    97024, 97280, 97536, 97792,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -969,7 +999,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1009,7 +1039,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1023,13 +1053,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 40 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
+// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms2_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75264, 75520, 75776, 76032,
-    76288, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107521, 107777, 108033, 108289, 108545,
+    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+    162050, 162306,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1044,7 +1076,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1083,7 +1115,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1092,6 +1124,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                          detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     }
 #endif
@@ -1103,8 +1138,8 @@ namespace detail {
 // The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms3_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 75264, 75520, 75776, 76032, 76288, 86016,
-    86272, 86528, 86784, 87040,
+    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+    97024, 97280, 97536, 97792,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1119,7 +1154,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1164,7 +1199,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1178,16 +1213,18 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
+// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms4_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
     32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
+    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107521, 107777, 108033, 108289, 108545, 112897, 113665, 113921,
+    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1202,7 +1239,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1234,7 +1271,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1243,6 +1280,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                          detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     }
 #endif
@@ -1255,8 +1295,8 @@ namespace detail {
 inline constexpr long long tcgen05_mma_sp_forms5_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1271,7 +1311,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1309,7 +1349,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1323,16 +1363,18 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
+// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_sp_forms6_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
     32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
+    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107521, 107777, 108033, 108289, 108545, 112897, 113665, 113921,
+    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1347,7 +1389,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1384,7 +1426,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms6_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1393,6 +1435,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                          detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     }
 #endif
@@ -1405,8 +1450,8 @@ namespace detail {
 inline constexpr long long tcgen05_mma_sp_forms7_table[] = {
     0, 256, 512, 768, 1024, 5376, 6144, 6400,
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    75264, 75520, 75776, 76032, 76288, 80640, 81408, 81664,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1421,7 +1466,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Fixed by this wrapper: ws = false, sp = true, block_scale = false, scale_vectorsize = none.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1464,7 +1509,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms7_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1486,13 +1531,13 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms0_table[] = {
     173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
     204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
     215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
-    221187, 221443, 354816, 355072, 355328, 355584, 355840, 360193,
-    360449, 360705, 360961, 361217, 381698, 381954, 382210, 382466,
-    382722, 387073, 387329, 387585, 387841, 388097, 397825, 398081,
-    398337, 398593, 398849, 413955, 414211, 414467, 414723, 414979,
-    430084, 430340, 430596, 430852, 431108, 435460, 435716, 435972,
-    436228, 436484, 440835, 441091, 441347, 441603, 441859, 446211,
-    446467, 446723, 446979, 447235,
+    221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
+    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+    414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
+    430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
+    462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
+    468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
+    478723, 478979, 479235, 479491,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1507,7 +1552,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1545,7 +1590,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1579,13 +1624,13 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms1_table[] = {
     173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
     204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
     215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
-    221187, 221443, 354816, 355072, 355328, 355584, 355840, 360193,
-    360449, 360705, 360961, 361217, 381698, 381954, 382210, 382466,
-    382722, 387073, 387329, 387585, 387841, 388097, 397825, 398081,
-    398337, 398593, 398849, 413955, 414211, 414467, 414723, 414979,
-    430084, 430340, 430596, 430852, 431108, 435460, 435716, 435972,
-    436228, 436484, 440835, 441091, 441347, 441603, 441859, 446211,
-    446467, 446723, 446979, 447235,
+    221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
+    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+    414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
+    430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
+    462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
+    468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
+    478723, 478979, 479235, 479491,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1600,7 +1645,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  * Fixed by this wrapper: ws = false, sp = true, block_scale = true, ashift = false.
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
@@ -1638,7 +1683,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 7, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1664,7 +1709,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_forms0_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -1674,7 +1719,9 @@ inline constexpr long long tcgen05_mma_ws_forms0_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1688,7 +1735,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -1713,7 +1760,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1723,6 +1770,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     }
 #endif
 }
@@ -1730,7 +1780,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_forms1_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -1740,7 +1790,9 @@ inline constexpr long long tcgen05_mma_ws_forms1_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1754,7 +1806,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -1781,7 +1833,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1791,6 +1843,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
     }
 #endif
 }
@@ -1798,7 +1853,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_forms2_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -1808,7 +1863,9 @@ inline constexpr long long tcgen05_mma_ws_forms2_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1822,7 +1879,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -1847,7 +1904,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1857,6 +1914,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     }
 #endif
 }
@@ -1864,7 +1924,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_forms3_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -1874,7 +1934,9 @@ inline constexpr long long tcgen05_mma_ws_forms3_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1888,7 +1950,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *
  * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -1915,7 +1977,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1925,6 +1987,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
     }
 #endif
 }
@@ -1932,7 +1997,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_sp_forms0_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -1942,7 +2007,9 @@ inline constexpr long long tcgen05_mma_ws_sp_forms0_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1956,7 +2023,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -1983,7 +2050,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1993,6 +2060,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     }
 #endif
 }
@@ -2000,7 +2070,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_sp_forms1_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -2010,7 +2080,9 @@ inline constexpr long long tcgen05_mma_ws_sp_forms1_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2024,7 +2096,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -2053,7 +2125,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2063,6 +2135,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_sp_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     }
 #endif
 }
@@ -2070,7 +2145,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_sp_forms2_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -2080,7 +2155,9 @@ inline constexpr long long tcgen05_mma_ws_sp_forms2_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2094,7 +2171,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -2121,7 +2198,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2131,6 +2208,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
                          detail::tcgen05_mma_ws_sp_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     }
 #endif
 }
@@ -2138,7 +2218,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 68 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
+// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_mma_ws_sp_forms3_table[] = {
     0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
     3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
@@ -2148,7 +2228,9 @@ inline constexpr long long tcgen05_mma_ws_sp_forms3_table[] = {
     13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
     15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
     18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249,
+    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+    41730, 41986, 42242, 42498, 42754,
 };
 // Their asm statements (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2162,7 +2244,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  *
  * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, block_scale = false, scale_vectorsize = none, ashift = false.
  * Template parameters:
- *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4). the kind of the multiplicand element types
+ *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator)
@@ -2191,7 +2273,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 7, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
     constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2200,6 +2282,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
                          detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+    } else if constexpr (ptxgen_class == 2) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     }
 #endif

@@ -1,0 +1,142 @@
+"""Issue 14 part 1: wrapper headers cheap to include (nvcc 13.0).
+
+* Each nvcc pass reads the asm statements of a family only where the target can have a
+  form of it: the preprocessed source of every pass (nvcc --keep: the host pass's
+  .cpp4.ii, each device pass's .cpp1.ii) shows which asm statements the compiler front
+  ends parse. The host pass reads none, the generic compute_90 pass of an sm_90a build
+  no wgmma and no tcgen05, the sm_90a pass wgmma but no tcgen05, the sm_100a pass
+  tcgen05 but no wgmma.
+* ``ptxgen generate --select PATTERN`` writes the asm statements of the forms it selects
+  only (exactly the PTX ISA's forms that match); a selected form compiles to its
+  instruction, another one fails with a static_assert naming the selection, and
+  ``ptxgen check`` compares with the selection given again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from cpp import harness
+from cpp.harness import INCLUDE
+
+from conftest import run_cli
+
+ALL = '#include "ptxgen/ptx.hpp"\n__global__ void k() {}\n'
+
+# the first instruction of each family's asm statements, as the preprocessed text has it
+FAMILIES = {"wgmma": r'"wgmma\.mma_async', "tcgen05_mma": r'"tcgen05\.mma',
+            "ldmatrix": r'"ldmatrix\.sync'}
+
+
+def _passes(tmp_path: Path, arch: str, include: Path = INCLUDE) -> dict[str, str]:
+    """{pass: preprocessed source} of an nvcc -c of a TU that includes every wrapper."""
+    src = tmp_path / "all.cu"
+    src.write_text(ALL)
+    keep = tmp_path / f"keep_{arch}"
+    keep.mkdir()
+    harness.run([harness.tool("nvcc"), "-std=c++17", f"-I{include}", f"-arch={arch}", "-c",
+                 str(src), "-o", str(tmp_path / "all.o"), "--keep", f"--keep-dir={keep}"])
+    out = {}
+    for ii in keep.glob("*.ii"):
+        m = re.search(r"\.(compute_\w+)\.cpp1\.ii$", ii.name)
+        out[m.group(1) if m else "host"] = ii.read_text(errors="replace")
+    return out
+
+
+def _has(text: str, family: str) -> bool:
+    return re.search(FAMILIES[family], text) is not None
+
+
+@pytest.mark.parametrize(("arch", "expected"), [
+    ("sm_90a", {"host": set(), "compute_90": {"ldmatrix"},
+                "compute_90a": {"wgmma", "ldmatrix"}}),
+    ("sm_100a", {"host": set(), "compute_100": {"ldmatrix"},
+                 "compute_100a": {"tcgen05_mma", "ldmatrix"}}),
+])
+def test_each_pass_reads_only_the_forms_its_target_can_have(
+        tmp_path: Path, arch: str, expected: dict[str, set[str]]) -> None:
+    passes = _passes(tmp_path, arch)
+    assert set(passes) == set(expected), sorted(passes)
+    got = {name: {f for f in FAMILIES if _has(text, f)} for name, text in passes.items()}
+    assert got == expected
+
+
+SELECT = r"m64n(128|256)k16\.f32\.bf16"
+# by the PTX ISA: dense wgmma with .bf16 inputs has K = 16 and .f32 accumulators; A from a
+# descriptor or from registers, N = 128 and 256; nothing else matches (sparse has K = 32)
+SELECTED = {f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16" for n in (128, 256)}
+
+KERNEL = """#include "ptxgen/ptx.hpp"
+using namespace ptxgen::ptx;
+__global__ void k(unsigned long long a, unsigned long long b, float* out) {
+  float d[64] = {};
+  wgmma_mma_async<128, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::%s,
+                  wgmma_mma_async_btype::%s>(d, a, b, true, imm<1>, imm<1>, imm<0>, imm<0>);
+  fence_operand(d);
+  out[0] = d[0];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def selected(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("select") / "gen"
+    res = run_cli("generate", "--select", SELECT, "--out", str(out))
+    assert res.code == 0, res.err
+    return out
+
+
+def test_select_writes_the_selected_forms_only(selected: Path) -> None:
+    ptx = selected / "include" / "ptxgen" / "ptx"
+    asm = []
+    for forms in ptx.glob("*.forms.hpp"):
+        text = forms.read_text()
+        asm += re.findall(r"^    // (\S+)\n    if constexpr \(PtxgenF == \d+\) asm ", text, re.M)
+    assert sorted(asm) == sorted([*SELECTED, *SELECTED])  # A from a descriptor, from registers
+    manifest = json.loads((selected / "MANIFEST.json").read_text())
+    assert manifest["select"] == SELECT
+
+
+def test_check_compares_with_the_same_selection(selected: Path) -> None:
+    assert run_cli("check", "--out", str(selected), "--select", SELECT).code == 0
+    res = run_cli("check", "--out", str(selected))
+    assert res.code == 1
+    assert "wgmma.forms.hpp: changed" in res.out
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("(", "not a regular expression"),
+    ("no_such_instruction", "selects no instruction form"),
+])
+def test_select_refuses_a_bad_pattern(tmp_path: Path, pattern: str, message: str) -> None:
+    res = run_cli("generate", "--select", pattern, "--out", str(tmp_path / "gen"))
+    assert res.code == 2
+    assert message in res.err
+    assert not (tmp_path / "gen").exists()
+
+
+def test_a_selected_form_compiles_to_its_instruction(tmp_path: Path, selected: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL % ("bf16", "bf16"))
+    harness.run([harness.tool("nvcc"), *harness.NVCC_FLAGS[:-1],
+                 f"-I{selected / 'include'}", "-arch=sm_90a", "-ptx", str(src), "-o",
+                 str(tmp_path / "k.ptx")])
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " in ptx
+
+
+def test_a_form_outside_the_selection_is_a_static_assert(tmp_path: Path,
+                                                         selected: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL % ("f16", "f16"))  # a valid form, but not selected
+    proc = harness.run([harness.tool("nvcc"), "-std=c++17", f"-I{selected / 'include'}",
+                        "-arch=sm_90a", "-c", str(src), "-o", str(tmp_path / "k.o")], ok=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    first = out.split("error:", 2)[1]
+    assert "static assertion failed" in first, out
+    assert "this form is not in the selection these headers were generated with" in first
+    assert f"ptxgen generate --select {SELECT}" in first
