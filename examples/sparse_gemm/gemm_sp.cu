@@ -11,10 +11,10 @@
 //     from shared memory (ptxgen::ptx::wgmma_mma_async_sp), its descriptors
 //     (ptxgen::WgmmaDesc: 64B swizzle for the compressed A, 128B swizzle for B, K-major),
 //     wgmma.fence / commit_group / wait_group, fence_operand.
-//   * examples/common/async_shim.cuh: the hand-written TMA (cp.async.bulk.tensor.2d, its
+//   * examples/common/async_shim.cuh: the TMA (cp.async.bulk.tensor.2d, its
 //     .multicast::cluster form, and the non-tensor cp.async.bulk for E), mbarrier, cluster
-//     (barrier.cluster, mapa, %cluster_ctarank) and setmaxnreg PTX, until ptxgen wraps them
-//     (issue 15). Tensor maps from cuTensorMapEncodeTiled through
+//     (barrier.cluster, mapa) and setmaxnreg forms, each one call of a ptxgen wrapper (no asm
+//     anywhere in the example). Tensor maps from cuTensorMapEncodeTiled through
 //     cudaGetDriverEntryPointByVersion (no link against libcuda).
 //
 // Structure (as examples/wgmma_gemm): a persistent kernel, one CTA per SM, 3 warpgroups.

@@ -5,10 +5,11 @@
 //   * ptxgen (generated/include): wgmma.mma_async m64n256k16 .f32.bf16.bf16 with both
 //     operands from shared memory (ptxgen::ptx::wgmma_mma_async), its descriptors
 //     (ptxgen::WgmmaDesc, 128B swizzle, K-major), wgmma.fence / commit_group / wait_group.
-//   * examples/common/async_shim.cuh: the hand-written TMA (cp.async.bulk.tensor.2d and its
-//     .multicast::cluster form), mbarrier, cluster (barrier.cluster, mapa, %cluster_ctarank)
-//     and setmaxnreg PTX, one function per instruction form, until ptxgen wraps them (issue
-//     15). Tensor maps from cuTensorMapEncodeTiled, taken through
+//   * examples/common/async_shim.cuh: the TMA (cp.async.bulk.tensor.2d loads, their
+//     .multicast::cluster form, the tile stores and their bulk groups), mbarrier, fence,
+//     cluster (barrier.cluster, mapa), named-barrier and setmaxnreg forms, one function per
+//     instruction form, each one call of a ptxgen wrapper (issue 15: no asm anywhere in the
+//     example). Tensor maps from cuTensorMapEncodeTiled, taken through
 //     cudaGetDriverEntryPointByVersion (no link against libcuda).
 //
 // Structure: a persistent kernel, one CTA per SM, 3 warpgroups. Warpgroup 0 is the

@@ -133,6 +133,20 @@ def eval_spec(spec: Any, form: Mapping[str, str]) -> Any:
     return spec
 
 
+def immediate_range(spec: Any, form: Mapping[str, str]) -> Any:
+    """A value spec of immediates for one form, a range ``{from, to, step}`` as a
+    ``range`` (not expanded: mbarrier counts go to 2^20 - 1)."""
+    if isinstance(spec, dict) and "by" in spec:
+        table = {norm(k): v for k, v in spec["values"].items()}
+        key = form[spec["by"]]
+        if key in table:
+            return immediate_range(table[key], form)
+        return immediate_range(spec["default"], form) if "default" in spec else ()
+    if isinstance(spec, dict) and "from" in spec and "to" in spec:
+        return range(spec["from"], spec["to"] + 1, spec.get("step", 1))
+    return eval_spec(spec, form)
+
+
 def spec_text(spec: Any) -> str:
     """A value spec as the docs show it: ``by atype (tf32: 0, 1; otherwise 0-3)``."""
     if isinstance(spec, dict) and "by" in spec:
@@ -263,6 +277,9 @@ class Operand:
     access: str = "read"  # address operands: the instruction reads or writes the memory
     # a descriptor word of spec/descriptors: (descriptor name, qualifier giving its kind)
     descriptor: tuple[str, str | None] | None = None
+    object: str | None = None  # address operands: mbarrier | shared | tensormap
+    immediate: bool = False  # register operands: an immediate may replace the register
+    immediate_values: Any = None  # the immediates allowed then (a value spec)
 
     @property
     def is_param(self) -> bool:
@@ -370,6 +387,8 @@ class Gate:
     description: str = ""
     # A deviation: a gate that only the ptxas of these toolkits applies (the ISA does not).
     toolkits: tuple[str, ...] = ()
+    # A deviation that accepts more: the ISA's gates these toolkits do not apply.
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -419,6 +438,9 @@ class OperandUse:
     elements: tuple[tuple[str, Any], ...]
     alternative: str | None  # the chosen alternative of a choice operand
     access: str = "read"  # address operands: the instruction reads or writes the memory
+    object: str | None = None  # address operands: mbarrier | shared | tensormap
+    immediate: bool = False  # a register operand that may be written as an immediate
+    immediate_values: Any = None  # the immediates allowed then (None: any)
 
 
 @dataclass(frozen=True)
@@ -748,7 +770,9 @@ class Instruction:
         used = []
         gates = list(self.gates)
         if toolkit is not None:
-            gates += [d for d in self.deviations if toolkit in d.toolkits]
+            mine = [d for d in self.deviations if toolkit in d.toolkits]
+            dropped = {r for d in mine if d.when(form) for r in d.replaces}
+            gates = [g for g in gates if g.id not in dropped] + mine
         comb = self.combination_of(form) if self.combinations else None
         if comb is not None and comb.gate is not None:
             gates.insert(0, comb.gate)
@@ -818,7 +842,8 @@ class Instruction:
         out = []
         for op in self.operands:
             names = set(op.when.names) | ({op.name} if op.is_param else set())
-            for spec in (op.type, op.count, op.values, *(v for _, v in op.elements)):
+            for spec in (op.type, op.count, op.values, op.immediate_values,
+                         *(v for _, v in op.elements)):
                 names |= spec_names(spec)
             for a in op.choice:
                 names |= spec_names(a.type) | spec_names(a.count)
@@ -876,7 +901,9 @@ class Instruction:
             count=None if count is None else int(eval_spec(count, form)),
             io=op.io, values=None if op.values is None else eval_spec(op.values, form),
             elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
-            alternative=alt, access=op.access)
+            alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
+            immediate_values=None if op.immediate_values is None
+            else immediate_range(op.immediate_values, form))
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -943,7 +970,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            " ".join(o.get("description", "").split()), choice, prov(o),
                            o.get("access", "read"),
                            (o["descriptor"]["name"], o["descriptor"].get("kind"))
-                           if "descriptor" in o else None))
+                           if "descriptor" in o else None, o.get("object"),
+                           o.get("immediate") == "allowed", o.get("immediate_values")))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -957,7 +985,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
     gates = tuple(gate(g["id"], g, Condition.build(g["when"])) for g in raw.get("gates", ()))
     deviations = tuple(
         dataclasses.replace(gate(d["id"], d, Condition.build(d["when"])),
-                            toolkits=tuple(d["toolkits"]))
+                            toolkits=tuple(d["toolkits"]), replaces=tuple(d.get("replaces", ())))
         for d in raw.get("deviations", ()))
     wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
     clob = raw.get("clobbers", {})
@@ -1197,7 +1225,9 @@ def _check_imm(where: str, value: object, allowed: Any) -> int:
         if value < lo:
             raise PtxFormError(f"{where}: {value} is not allowed; allowed: {lo} or more")
     elif allowed is not None and value not in allowed:
-        shown = ", ".join(str(v) for v in allowed)
+        shown = (spec_text({"from": allowed.start, "to": allowed[-1], "step": allowed.step})
+                 if isinstance(allowed, range) and len(allowed) > 4
+                 else ", ".join(str(v) for v in allowed))
         raise PtxFormError(f"{where}: {value} is not allowed; allowed: {shown}")
     return value
 
@@ -1246,8 +1276,30 @@ def render_operand(use: OperandUse, value: object) -> str:
     """The PTX text of one operand value (a register name, a list, an immediate); every
     name must be a PTX identifier, an address an identifier with an optional +offset."""
     where = f"operand {use.name}"
+    if use.kind == "sink":
+        if value is not True:
+            raise PtxFormError(f"{where}: {value!r} is not allowed; allowed: True (writes the "
+                               f"sink _)")
+        return "_"
+    if use.kind == "register" and use.immediate and isinstance(value, int) \
+            and not isinstance(value, bool):
+        if use.immediate_values is None:
+            return str(value)
+        return str(_check_imm(where, value, use.immediate_values))
     if use.kind in ("register", "predicate"):
         return _identifier(where, value)
+    if use.kind == "tensor":
+        if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != 2 \
+                or isinstance(value[1], str) or not isinstance(value[1], Sequence):
+            raise PtxFormError(f"{where}: expected (tensor map register, [{use.count} "
+                               f"coordinate registers])")
+        tmap, coords = value
+        if len(coords) != use.count:
+            raise PtxFormError(f"{where}: {len(coords)} coordinates given; this form takes "
+                               f"{use.count}")
+        return (f"[{_identifier(where + '.map', tmap)}, {{"
+                + ", ".join(_identifier(f"{where}[{i}]", v) for i, v in enumerate(coords))
+                + "}]")
     if use.kind == "address":
         if not isinstance(value, str) or ADDRESS_RE.fullmatch(value) is None:
             hint = (" (without the brackets: the builder writes them)"
@@ -1362,7 +1414,13 @@ def sample_operands(uses: Sequence[OperandUse]) -> tuple[dict[str, object], tupl
     args: dict[str, object] = {}
     decls: list[str] = []
     for u in uses:
-        if u.kind in ("register", "address", "predicate"):
+        if u.kind == "sink":
+            args[u.name] = True
+        elif u.kind == "tensor":
+            args[u.name] = (f"{u.name}_map", [f"{u.name}{i}" for i in range(u.count or 0)])
+            decls.append(f".reg .b64 {u.name}_map;")
+            decls.append(f".reg .{u.type} {u.name}<{u.count}>;")
+        elif u.kind in ("register", "address", "predicate"):
             args[u.name] = u.name
             decls.append(f".reg .{u.type} {u.name};")
         elif u.kind == "vector":

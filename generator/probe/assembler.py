@@ -34,7 +34,9 @@ from ptxgen.model.instructions import Form
 LINE_RE = re.compile(r"^ptxas \S+(?: \S+)*, line (\d+); (error|warning|fatal|info)\s*: (.*)$")
 GATING = ("requires PTX ISA .version", "not supported on .target", "requires .target sm_",
           "cannot be compiled for architecture", "not supported on target",
-          "does not support .target")
+          "does not support .target", "', for arch 'sm_",
+          # ptxas 13.x's refusal of the sink _ before PTX ISA 7.1 (mbarrier.arrive)
+          "Result discard mode is not allowed")
 _RELEASE = re.compile(r"release (\d+\.\d+), (V[\d.]+)")
 _CURRENT = re.compile(r"current version is '(\d+\.\d+)'")
 _GPU_NAMES = re.compile(r"'(sm_\d+[af]?)'")

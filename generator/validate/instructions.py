@@ -285,7 +285,12 @@ class _InstrChecker(_Checker):
                 if dname not in qual_domains or dname == q["name"]:
                     self.err(base + ("qualifiers", i, "derived", j),
                              f"{dname!r} is not another qualifier")
+        gate_ids = {g["id"] for g in raw.get("gates", [])}
         for i, dev in enumerate(raw.get("deviations", [])):
+            for k, gid in enumerate(dev.get("replaces", [])):
+                if gid not in gate_ids:
+                    self.err(base + ("deviations", i, "replaces", k),
+                             f"{gid!r} is not a gate of this instruction")
             for k, tk in enumerate(dev["toolkits"]):
                 if self.targets is not None and tk not in self.targets.toolkit_names:
                     self.err(base + ("deviations", i, "toolkits", k),

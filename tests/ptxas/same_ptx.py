@@ -172,6 +172,95 @@ CASES = [
          f"    for (int i = 0; i < {_WGMMA_SP_D}; ++i) out[i] = d[i];",
          f"float d[{_WGMMA_SP_D}]; for (int i = 0; i < {_WGMMA_SP_D}; ++i) d[i] = in[i];\n    "
          + _WGMMA_SP),
+    # Issue 15: the data-movement and synchronisation families. Shared-memory operands are
+    # passed as pointers (the wrappers convert them with __cvta_generic_to_shared, as a
+    # kernel's own smem_u32 helper does); the hand-written side does the same.
+    Case("mbarrier.try_wait", "sm_90",
+         "std::uint64_t* bar, std::uint32_t bytes, std::uint32_t parity, std::uint32_t* out",
+         "__shared__ std::uint64_t b[1];\n"
+         "    ptxgen::ptx::mbarrier_arrive_expect_tx<ptxgen::ptx::mbarrier_arrive_sem::none, "
+         "ptxgen::ptx::mbarrier_arrive_scope::none, "
+         "ptxgen::ptx::mbarrier_arrive_space::shared_cta>(b, bytes);\n"
+         "    *out = ptxgen::ptx::mbarrier_try_wait_parity<"
+         "ptxgen::ptx::mbarrier_try_wait_sem::acquire, ptxgen::ptx::mbarrier_try_wait_scope::cta, "
+         "ptxgen::ptx::mbarrier_try_wait_space::shared_cta>(b, parity) ? 1u : 0u;",
+         "__shared__ std::uint64_t b[1];\n"
+         "    const std::uint32_t a = static_cast<std::uint32_t>(__cvta_generic_to_shared(b));\n"
+         '    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"\n'
+         '                 :: "r"(a), "r"(bytes) : "memory");\n'
+         "    std::uint32_t done;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\t"\n'
+         '                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;"\n'
+         '                 "\\n\\t"\n'
+         '                 "selp.u32 %0, 1, 0, p;\\n\\t}"\n'
+         '                 : "=r"(done) : "r"(a), "r"(parity) : "memory");\n'
+         "    *out = done != 0 ? 1u : 0u;"),
+    Case("cp.async.bulk.tensor", "sm_90a",
+         "const void* map, int x, int y, std::uint16_t mask",
+         "__shared__ alignas(128) std::uint8_t buf[1024]; __shared__ std::uint64_t b[1];\n"
+         "    const int c[2] = {x, y};\n"
+         "    ptxgen::ptx::cp_async_bulk_tensor_load_multicast<"
+         "ptxgen::ptx::cp_async_bulk_tensor_dim::dim_2d, "
+         "ptxgen::ptx::cp_async_bulk_tensor_load_mode::tile, "
+         "ptxgen::ptx::cp_async_bulk_tensor_multicast::multicast_cluster>(buf, map, c, b, mask);",
+         "__shared__ alignas(128) std::uint8_t buf[1024]; __shared__ std::uint64_t b[1];\n"
+         '    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile"\n'
+         '                 ".mbarrier::complete_tx::bytes.multicast::cluster"\n'
+         '                 " [%0], [%1, {%2, %3}], [%4], %5;"\n'
+         '                 :: "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(buf))),\n'
+         '                    "l"(map), "r"(x), "r"(y),\n'
+         '                    "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(b))),\n'
+         '                    "h"(mask) : "memory");'),
+    Case("cp.async.bulk", "sm_90",
+         "const void* src, std::uint32_t size",
+         "__shared__ alignas(128) std::uint8_t buf[1024]; __shared__ std::uint64_t b[1];\n"
+         "    ptxgen::ptx::cp_async_bulk<ptxgen::ptx::cp_async_bulk_dst::shared_cluster>"
+         "(buf, src, size, b);",
+         "__shared__ alignas(128) std::uint8_t buf[1024]; __shared__ std::uint64_t b[1];\n"
+         '    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"\n'
+         '                 " [%0], [%1], %2, [%3];"\n'
+         '                 :: "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(buf))),\n'
+         '                    "l"(src), "r"(size),\n'
+         '                    "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(b)))\n'
+         '                 : "memory");'),
+    Case("fence", "sm_90",
+         "int unused",
+         "ptxgen::ptx::fence_mbarrier_init();\n"
+         "    ptxgen::ptx::fence_proxy<ptxgen::ptx::fence_proxy_proxykind::async_shared_cta>();",
+         'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");\n'
+         '    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");'),
+    Case("setmaxnreg", "sm_90a",
+         "std::uint32_t addr, std::uint32_t rank, std::uint32_t* out",
+         "ptxgen::ptx::setmaxnreg<ptxgen::ptx::setmaxnreg_action_action::dec>"
+         "(ptxgen::ptx::imm<40>);\n"
+         "    ptxgen::ptx::barrier_cluster_arrive<ptxgen::ptx::barrier_cluster_sem::release, "
+         "true>();\n"
+         "    ptxgen::ptx::barrier_cluster_wait<ptxgen::ptx::barrier_cluster_sem::acquire, "
+         "true>();\n"
+         "    *out = ptxgen::ptx::mapa<ptxgen::ptx::mapa_address_type::u32, "
+         "ptxgen::ptx::mapa_address_space::shared_cluster>(addr, rank);",
+         'asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(40) : "memory");\n'
+         '    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");\n'
+         '    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");\n'
+         "    std::uint32_t r;\n"
+         '    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"\n'
+         '                 : "=r"(r) : "r"(addr), "r"(rank));\n'
+         "    *out = r;"),
+    Case("cp.async", "sm_80",
+         "const void* src, std::uint32_t* out",
+         "__shared__ alignas(16) std::uint32_t buf[4];\n"
+         "    ptxgen::ptx::cp_async<ptxgen::ptx::cp_async_cache::cg, "
+         "ptxgen::ptx::cp_async_space::shared>(buf, src, ptxgen::ptx::imm<16>);\n"
+         "    ptxgen::ptx::cp_async_commit_group();\n"
+         "    ptxgen::ptx::cp_async_wait_group(ptxgen::ptx::imm<0>);\n"
+         "    *out = buf[0];",
+         "__shared__ alignas(16) std::uint32_t buf[4];\n"
+         '    asm volatile("cp.async.cg.shared.global [%0], [%1], %2;"\n'
+         '                 :: "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(buf))),\n'
+         '                    "l"(src), "n"(16) : "memory");\n'
+         '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
+         '    asm volatile("cp.async.wait_group %0;" :: "n"(0) : "memory");\n'
+         "    *out = buf[0];"),
 ]
 
 
@@ -182,7 +271,9 @@ def source(case: Case) -> str:
 
 
 def normalized(kernel_ptx: str, name: str) -> list[str]:
-    return [ln.replace(f"{name}_param_", "param_") for ln in wrappers.instructions_in(kernel_ptx)]
+    # parameters and function-local __shared__ variables are named after the kernel
+    return [ln.replace(f"{name}_param_", "param_").replace(f"_ZZ{len(name)}{name}E", "_ZZE")
+            for ln in wrappers.instructions_in(kernel_ptx)]
 
 
 def compare(case: Case, workdir: Path | None = None) -> tuple[list[str], list[str], str]:

@@ -36,9 +36,15 @@ def kernel(name: str, call: Mapping[str, Any]) -> str:
     args: list[str] = []
     for op in call["operands"]:
         n, kind, t, c = op["name"], op["kind"], op["ctype"], op["count"]
+        if kind == "returned":  # the wrapper returns it; the asm is volatile
+            continue
         if kind in ("register", "address", "predicate"):
             params.append(f"{t} {n}")
             args.append(n)
+        elif kind == "tensor":  # a tensor map and its coordinates
+            params += [f"const void* {n}_map", f"{t} {n}_init"]
+            pre.append(f"{t} {n}[{c}]; for (int i = 0; i < {c}; ++i) {n}[i] = {n}_init;")
+            args += [f"{n}_map", n]
         elif kind == "vector":
             # Filled from one scalar; the asm is volatile, so it stays although the
             # outputs are not stored (which keeps the kernels small).

@@ -88,6 +88,11 @@ REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b16": ("std::uint16_t", "h", 7)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
+# address operands with an ``object``: (object, register type) -> C++ type, constraint, code;
+# a shared_address is passed as its .value
+OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
+                  ("shared", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
+                  ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
 # a form's entry in its overload's table: form number * FORM_CLASSES + support class,
 # NOT_SELECTED for a form that generate --select left out
 FORM_CLASSES = 256
@@ -135,7 +140,10 @@ def is_enum(q: Qualifier) -> bool:
     return not q.flag and not q.numeric
 
 
-def operand_type(typ: str, kind: str, access: str = "read") -> tuple[str, str, int]:
+def operand_type(typ: str, kind: str, access: str = "read",
+                 obj: str | None = None) -> tuple[str, str, int]:
+    if kind == "address" and obj is not None and (obj, typ) in OBJECT_ADDRESS:
+        return OBJECT_ADDRESS[(obj, typ)]
     if kind == "address" and typ == "b64":
         return GENERIC_ADDRESS[access]
     return REG[typ]
@@ -474,6 +482,7 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
+        ret: tuple[str, str, str] | None = None  # returned output: type, local type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
         for u in first.operands:
@@ -481,7 +490,21 @@ class _Wrapper:
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             alt = next((a for a in op.choice if a.name == u.name), None)
             pname = escape.ident(u.name)
-            if u.kind == "predicate":
+            if u.kind == "sink":
+                continue
+            if u.kind in ("register", "predicate") and op.io == "out":
+                if ret is not None:
+                    raise ValueError(f"{ins.name}: wrapper {name} returns more than one value")
+                ret = ("bool", "std::uint32_t", pname) if u.kind == "predicate" else (
+                    self.operand_ctype(op, alt, u.kind),) * 2 + (pname,)
+                continue
+            if u.kind == "tensor":
+                elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
+                arrays.append(f"class {elem}, decltype(sizeof(0)) {length}")
+                params.append(f"const void* {pname}_map")
+                params.append(f"const {elem} (&{pname}_coords)[{length}]")
+                array_checks += self.array_checks(op, alt, u.name, elem, length)
+            elif u.kind == "predicate":
                 params.append(f"bool {pname}")
             elif u.kind == "immediate":
                 tp = tparam(u.name)
@@ -508,7 +531,7 @@ class _Wrapper:
                 params.append(f"{self.operand_ctype(op, alt, u.kind)}& {pname}")
             else:
                 params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
-        rules = []
+        rules: list[tuple[str, str | None]] = []
         for r in ins.rules:
             holds = _or(_not(cond.cond(r.when)),
                         _and(cond.cond(r.require),
@@ -541,7 +564,12 @@ class _Wrapper:
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
-        return {"name": name, "arrays": arrays_of,
+        if not tps:  # not a template: the host pass compiles it too, without its body
+            params = [f"[[maybe_unused]] {p}" for p in params]
+        return {"name": name, "arrays": arrays_of, "ret": ret[0] if ret else "void",
+                "result_decl": f"{ret[1]} {ret[2]}{{}};" if ret else None,
+                "result": (f"return {ret[2]} != 0;" if ret[0] == "bool" else f"return {ret[2]};")
+                if ret else None,
                 "qualifier_template": ", ".join(self.template_params()),
                 "template": ", ".join(tps), "params": params, "statements": _statements(
                     self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
@@ -592,8 +620,8 @@ class _Wrapper:
     def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
         spec = alt.type if alt is not None else op.type
         if not isinstance(spec, dict):
-            return operand_type(str(spec), kind, op.access)[0]
-        code = {k: operand_type(k, kind, op.access)[2] for k in REG}
+            return operand_type(str(spec), kind, op.access, op.object)[0]
+        code = {k: operand_type(k, kind, op.access, op.object)[2] for k in REG}
         helper = self.helpers.value_helper(
             op.name if alt is None else alt.name, "type", [(None, spec)],
             lambda v: -1 if v is None else code[str(v)], "int")
@@ -698,12 +726,20 @@ class _Wrapper:
         args: list[str] = []
         tparams += [f"int {t}" for t in imm_refs.values()]
         for u in forms[0].operands:
-            if u.kind in ("immediate", "immediates"):
+            if u.kind in ("immediate", "immediates", "sink"):
                 continue
             a = f"PtxgenA{len(params)}"
             tparams.append(f"class {a}")
             pname = escape.ident(u.name)
-            if u.kind == "vector":
+            if u.kind == "tensor":  # the tensor map and the coordinate array
+                c = f"PtxgenA{len(params) + 1}"
+                tparams.append(f"class {c}")
+                params += [f"{a} {pname}_map", f"const {c}& {pname}_coords"]
+                args += [f"{pname}_map", f"{pname}_coords"]
+                continue
+            if u.kind in ("register", "predicate") and self.io(u.name) == "out":
+                params.append(f"{a}& {pname}")  # the wrapper's result variable
+            elif u.kind == "vector":
                 const = "const " if self.io(u.name) == "in" else ""
                 params.append(f"{const}{a}& {pname}")
             elif u.kind == "register" and self.io(u.name) != "in":
@@ -727,13 +763,17 @@ class _Wrapper:
         hit = self._operand_text.get(key)  # forms share operand uses (and their text)
         if hit is None or hit[0] != uses:
             hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
-        texts, pred, out_s, in_s = hit[1]
+        texts, pred, out_s, in_s, post = hit[1]
         operands = ", ".join(texts)
         body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
             f" \"{operands};\"" if texts else " \";\"")
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
+        if post and pred is not None:
+            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
+        if post:
+            body = (f"\"{{\\n\\t.reg .pred p;\\n\\t\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         if clobber:
             return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
@@ -742,7 +782,7 @@ class _Wrapper:
         return f"asm volatile({body} : {out_s})"
 
     def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str]
-                       ) -> tuple[list[str], str | None, str, str]:
+                       ) -> tuple[list[str], str | None, str, str, str]:
         """(operand texts, predicate operand, output list, input list) of an asm
         statement with these operand uses."""
         outs: list[str] = []
@@ -750,8 +790,11 @@ class _Wrapper:
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        n_out = sum((u.count or 0) if u.kind == "vector" else 1 for u in uses
-                    if u.kind in ("vector", "register") and self.io(u.name) in ("out", "inout"))
+        n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
+                    and self.io(u.name) in ("out", "inout")) + sum(
+            1 for u in uses if (u.kind == "register" and self.io(u.name) in ("out", "inout"))
+            or (u.kind == "predicate" and self.io(u.name) == "out"))
+        post = ""
         nxt_out, nxt_in = 0, n_out
         for u in uses:
             io = self.io(u.name)
@@ -768,16 +811,32 @@ class _Wrapper:
                     nxt_out += count
                 else:
                     nxt_in += count
+            elif u.kind == "sink":
+                texts.append("_")
+            elif u.kind == "predicate" and io == "out":  # set through selp, returned as bool
+                texts.append("p")
+                post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, p;"
+                outs.append(f"\"=r\"({pname})")
+                nxt_out += 1
             elif u.kind == "register" and io != "in":
                 _, cons, _ = operand_type(str(u.type), u.kind)
                 mod = {"out": "=", "inout": "+"}[io]
                 texts.append(f"%{nxt_out}")
                 outs.append(f"\"{mod}{cons}\"({pname})")
                 nxt_out += 1
+            elif u.kind == "tensor":
+                count = u.count or 0
+                texts.append(f"[%{nxt_in}, {{" + ", ".join(
+                    f"%{nxt_in + 1 + i}" for i in range(count)) + "}]")
+                ins_.append(f"\"l\"({pname}_map)")
+                _, cons, _ = operand_type(str(u.type), "vector")
+                ins_.extend(f"\"{cons}\"({pname}_coords[{i}])" for i in range(count))
+                nxt_in += 1 + count
             elif u.kind in ("register", "address"):
-                _, cons, _ = operand_type(str(u.type), u.kind)
+                _, cons, code = operand_type(str(u.type), u.kind, u.access, u.object)
                 texts.append(f"[%{nxt_in}]" if u.kind == "address" else f"%{nxt_in}")
-                ins_.append(f"\"{cons}\"({pname})")
+                ins_.append(f"\"{cons}\"({pname}.value)" if code == 8 else
+                            f"\"{cons}\"({pname})")
                 nxt_in += 1
             elif u.kind == "predicate":
                 pred = f"%{nxt_in}"
@@ -793,7 +852,7 @@ class _Wrapper:
                 texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
                 ins_.extend(f"\"n\"({t})" for t in els)
                 nxt_in += len(els)
-        return texts, pred, ", ".join(outs), ", ".join(ins_)
+        return texts, pred, ", ".join(outs), ", ".join(ins_), post
 
     def io(self, name: str) -> str:
         return self.ins.io_of.get(name, "in")
@@ -823,6 +882,32 @@ class _Wrapper:
         return escape.cpp_block_comment("\n".join(lines))
 
 
+def _param_class(param: str) -> str:
+    """What overload resolution tells apart: arrays, immediate tags, other values."""
+    if "(&" in param:
+        return "array"
+    if param.startswith(("imm_t<", "imms_t<")):
+        return param.split("<", 1)[0]
+    return "value"
+
+
+def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
+    """Two overloads of one function name must differ in the kinds of their parameters:
+    forms whose operands differ only in name or register type (count / tx_count, a 16-bit
+    ctaMask / a 64-bit cache policy) make calls ambiguous and need distinct wrapper names
+    in the spec."""
+    seen: dict[tuple[str, ...], str] = {}
+    for f in functions:
+        key = (f["name"], *(_param_class(p) for p in f["params"]))
+        doc = ", ".join(p.rsplit(" ", 1)[-1] for p in f["params"])
+        if key in seen:
+            raise ValueError(f"{ins.spec_file}: {ins.name}: two forms of wrapper {f['name']} "
+                             f"take as many operands of the same kinds ({seen[key]} / {doc}), "
+                             f"which makes calls ambiguous; split the wrapper in the spec's "
+                             f"wrappers list")
+        seen[key] = doc
+
+
 def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 select: str | None = None) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
@@ -850,6 +935,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 if selects(select, f):
                     family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
+            _check_distinct(ins, functions + overloads)
             functions += overloads
             for ov in overloads:  # one array-operand trait per function name
                 if not ov["arrays"] or ov["name"] in traits:
@@ -860,6 +946,11 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                                       "function": ov["name"],
                                       "template": ov["qualifier_template"],
                                       "arrays": list(arrays.values())}
+        clash = {f["name"] for f in functions} & {e["name"] for e in enums}
+        if clash:
+            raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
+                             f"{', '.join(sorted(clash))} are also the enum of a qualifier "
+                             f"(instruction id + qualifier name)")
         helpers += list(hp.defs.values())
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
@@ -903,7 +994,8 @@ def target_view(iset: InstructionSet) -> dict[str, Any]:
                  "ptx": v[0] * 10 + v[1], "ptx_text": f"{v[0]}.{v[1]}"}
                 for v, c in sorted(first.items(), reverse=True)]
     reg_types = sorted({(code, ctype) for ctype, _, code in
-                        [*REG.values(), *GENERIC_ADDRESS.values()]})
+                        [*REG.values(), *GENERIC_ADDRESS.values(),
+                         *OBJECT_ADDRESS.values()]})
     newer = escape.ident(f"ptxgen_target_newer_than_the_spec_ptx_isa_{t.newest.replace('.', '_')}"
                          "_update_it_with_ptxgen_probe_and_generate_or_define_"
                          "PTXGEN_PTX_ALLOW_NEWER_TARGETS")
@@ -974,9 +1066,15 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             ops = []
             for u in f.operands:
                 kind = u.kind
-                ctype = operand_type(str(u.type), kind, u.access)[0] \
+                if kind == "sink":
+                    continue
+                ctype = operand_type(str(u.type), kind, u.access, u.object)[0] \
                     if u.type and u.type != "pred" \
                     else "bool"
+                if ctype == OBJECT_ADDRESS[("shared", "b32")][0]:
+                    ctype = "std::uint32_t"  # converts to a shared_address
+                if wr.io(u.name) == "out" and kind in ("register", "predicate"):
+                    kind = "returned"
                 ops.append({"name": u.name, "kind": kind, "ctype": ctype, "count": u.count,
                             "io": wr.io(u.name), "values": u.values,
                             "elements": [v for _, v in u.elements]})

@@ -38,7 +38,8 @@ def runtime_data(value: Any) -> Any:
 def _annotation(kind: str, numeric: bool = False) -> str:
     return {"flag": "bool", "int": "int", "str": "str", "register": "str", "address": "str",
             "predicate": "str", "vector": "Sequence[str]", "immediate": "int",
-            "immediates": "Sequence[int]"}[kind]
+            "immediates": "Sequence[int]", "sink": "bool",
+            "tensor": "tuple[str, Sequence[str]]"}[kind]
 
 
 def builder_view(ins: Instruction) -> dict[str, Any]:
@@ -72,6 +73,8 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
             kind = alt.kind if alt else op.kind
             maybe = bool(op.choice) or op.optional or bool(op.when.items)
             ann = _annotation(kind)
+            if op.immediate and kind == "register":
+                ann = "str | int"
             params.append({"name": escape.ident(name),
                            "annotation": f"{ann} | None" if maybe else ann,
                            "default": "None" if maybe else ""})

@@ -233,6 +233,19 @@ struct imms_t {
 template <int... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
+/// A 32-bit address in the shared state space (.shared / .shared::cta / .shared::cluster):
+/// built from a pointer to shared memory (converted with __cvta_generic_to_shared) or from
+/// the 32-bit address itself (for example a .shared::cluster address from mapa).
+struct shared_address {
+    std::uint32_t value;
+    PTXGEN_PTX_DEVICE constexpr shared_address(std::uint32_t address) : value(address) {}
+#if defined(__CUDACC__)
+    PTXGEN_PTX_DEVICE shared_address(const volatile void* pointer)
+        : value(static_cast<std::uint32_t>(__cvta_generic_to_shared(
+              const_cast<const void*>(pointer)))) {}
+#endif
+};
+
 namespace detail {
 
 // The C++ type of a register type code; reg_or_t is PtxgenOther for a code that is not
@@ -246,6 +259,8 @@ template <class PtxgenOther> struct reg_or<4, PtxgenOther> { using type = double
 template <class PtxgenOther> struct reg_or<5, PtxgenOther> { using type = const void*; };
 template <class PtxgenOther> struct reg_or<6, PtxgenOther> { using type = void*; };
 template <class PtxgenOther> struct reg_or<7, PtxgenOther> { using type = std::uint16_t; };
+template <class PtxgenOther> struct reg_or<8, PtxgenOther> { using type = ::ptxgen::ptx::shared_address; };
+template <class PtxgenOther> struct reg_or<9, PtxgenOther> { using type = std::uint64_t*; };
 template <int PtxgenCode, class PtxgenOther = void>
 using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
 template <int PtxgenCode>

@@ -996,11 +996,11 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void tcgen05_ld_red(
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
     PtxgenElem0 (&r)[PtxgenLength0],
-    detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>& redval,
     std::uint32_t taddr
 ) {
+    detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
@@ -1022,6 +1022,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
                          detail::tcgen05_ld_red_forms0<ptxgen_form>(r, redval, taddr));
     }
 #endif
+    return redval;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1066,12 +1067,12 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, int PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void tcgen05_ld_red(
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
     PtxgenElem0 (&r)[PtxgenLength0],
-    detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>& redval,
     std::uint32_t taddr,
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
+    detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
@@ -1095,6 +1096,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red(
                          detail::tcgen05_ld_red_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(r, redval, taddr));
     }
 #endif
+    return redval;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1133,12 +1135,12 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
-PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress(
+PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     PtxgenElem0 (&mdata)[PtxgenLength0],
     PtxgenElem1 (&cdata)[PtxgenLength1],
-    float& redval,
     std::uint32_t taddr
 ) {
+    float redval{};
 #if defined(__CUDA_ARCH__)
     static_assert(PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: template parameter PtxgenNum (qualifier num) must be 4, 8, 16, 32, 64 or 128");
@@ -1157,6 +1159,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress(
                          detail::tcgen05_ld_red_spcompress_forms0<ptxgen_form>(mdata, cdata, redval, taddr));
     }
 #endif
+    return redval;
 }
 
 #if defined(__CUDA_ARCH__)
