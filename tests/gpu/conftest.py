@@ -137,6 +137,7 @@ def async_lib(torch: Any) -> ctypes.CDLL:
         "async_tma_tile": [i, i, i] + [ptr] * 6,
         "async_tma_im2col": [i] + [ptr] * 5 + [u, u] + [ptr] * 3,
         "async_tma_multicast": [ptr] + [i] * 6 + [ptr],
+        "async_bulk_copy": [ptr, ptr, i, i],
         "async_mbarrier_sequence": [ptr],
         "async_mbarrier_phases": [i, ptr, ptr],
         "async_setmaxnreg_pipeline": [ptr, i, ptr],

@@ -11,6 +11,8 @@ each through the generated wrappers only (tests/gpu/kernels/async.cu holds no as
   the CUDA driver API's description of the bounding box and the pixel traversal;
 - a TMA load multicast to a cluster of 2 CTAs (each CTA loads one half and multicasts it):
   both CTAs hold the whole box; fence.mbarrier_init and barrier.cluster order the barriers;
+  each CTA then completes the other's barrier by a remote arrive on its mapa address;
+- cp.async.bulk (non-tensor) global -> shared on an mbarrier and shared -> global;
 - mbarrier: phases and parities, tokens with test_wait / try_wait, transaction counts
   (expect_tx, arrive.expect_tx, complete_tx), pending counts of .noComplete tokens,
   arrive_drop, generic addresses, inval; and 128 threads over 8 phases exchanging data;
@@ -226,16 +228,37 @@ def test_tma_multicast_cluster2(row0: int, col0: int, async_lib: Any, torch: Any
     rng = np.random.default_rng(seed_for(f"multicast{row0}"))
     host = rng.integers(-(1 << 30), 1 << 30, (rows, cols_total), dtype=np.int32)
     t = torch.from_numpy(host).cuda()
-    out = torch.full((2, 2 * half_rows, cols), -7, dtype=torch.int32, device="cuda")
+    n = 2 * half_rows * cols
+    out = torch.full((2 * n + 2,), -7, dtype=torch.int32, device="cuda")
     err = async_lib.async_tma_multicast(t.data_ptr(), rows, cols_total, row0, col0, half_rows,
                                         cols, out.data_ptr())
     check_cuda(async_lib, err)
-    got = out.cpu().numpy()
+    flat = out.cpu().numpy()
+    got = flat[: 2 * n].reshape(2, 2 * half_rows, cols)
     want = _box_ref(np, host, [col0, row0], [cols, 2 * half_rows])
     for r in range(2):
         bad = np.argwhere(got[r] != want)
         assert bad.size == 0, (f"CTA {r}: {len(bad)} elements wrong, first (row, col): "
                                f"{[tuple(x) for x in bad[:6]]}")
+    # each CTA's second barrier completed by the other CTA's arrival through mapa
+    assert flat[2 * n:].tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("chunk", [16, 256, 4096])
+def test_bulk_copy(chunk: int, async_lib: Any, torch: Any) -> None:
+    """cp.async.bulk global -> shared (complete_tx on an mbarrier, several copies in one
+    phase) and shared -> global (bulk group): the bytes arrive unchanged."""
+    np = _np()
+    n = 8192
+    rng = np.random.default_rng(seed_for(f"bulk{chunk}"))
+    src = rng.integers(0, 256, n, dtype=np.uint8)
+    t_src = torch.from_numpy(src).cuda()
+    out = torch.full((n + 64,), 0xA5, dtype=torch.uint8, device="cuda")
+    check_cuda(async_lib, async_lib.async_bulk_copy(t_src.data_ptr(), out.data_ptr(), n, chunk))
+    got = out.cpu().numpy()
+    bad = np.flatnonzero(got[:n] != src)
+    assert bad.size == 0, f"{bad.size} bytes wrong, first offsets: {bad[:8].tolist()}"
+    assert (got[n:] == 0xA5).all(), "bytes after the copy were written"
 
 
 def test_mbarrier_semantics(async_lib: Any, torch: Any) -> None:

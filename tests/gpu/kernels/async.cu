@@ -160,16 +160,19 @@ __global__ void tma_im2col_kernel(const __grid_constant__ CUtensorMap map, Coord
 // The box is [2 * half_rows][cols]; CTA r loads rows r * half_rows.. of it (the map's box is
 // one half) and multicasts them to both CTAs (cta_mask 0b11), at the same offset in each.
 // Each CTA's barrier expects the whole box: it completes only when both halves, one from
-// each CTA's load, have landed in it. out[r] is CTA r's box.
+// each CTA's load, have landed in it. out[r] is CTA r's box; out[2][r] (2 * box + r) is 1
+// once CTA r's second barrier completed by the other CTA's remote arrival.
 __global__ void __cluster_dims__(2, 1, 1)
     tma_multicast_kernel(const __grid_constant__ CUtensorMap map, int col0, int row0,
                          int half_rows, int cols, int* out) {
   __shared__ __align__(128) int box[kBoxBytes / 4];
   __shared__ std::uint64_t bar;
+  __shared__ std::uint64_t peer;
   const unsigned rank = __clusterRelativeBlockRank();
   const int n = 2 * half_rows * cols;
   if (threadIdx.x == 0) {
     bar_init(&bar, 1);
+    bar_init(&peer, 1);
     px::fence_mbarrier_init();  // both CTAs' barriers initialised before either CTA's load
   }
   px::barrier_cluster_arrive<px::barrier_cluster_sem::release, true>();
@@ -184,9 +187,52 @@ __global__ void __cluster_dims__(2, 1, 1)
   }
   wait_parity(&bar, 0);
   for (int i = threadIdx.x; i < n; i += blockDim.x) out[rank * n + i] = box[i];
+  // then each CTA arrives on the other's second barrier, through its .shared::cluster address
+  // from mapa, and waits on its own: both complete only if the remote arrivals land
+  if (threadIdx.x == 0) {
+    const std::uint32_t remote = px::mapa<px::mapa_address_type::u32,
+                                          px::mapa_address_space::shared_cluster>(
+        static_cast<std::uint32_t>(__cvta_generic_to_shared(&peer)), rank ^ 1u);
+    px::mbarrier_arrive<arrive_sem::release, arrive_scope::cluster,
+                        arrive_space::shared_cluster>(remote);
+  }
+  wait_parity<try_sem::acquire, try_scope::cluster>(&peer, 0);
+  if (threadIdx.x == 0) out[2 * n + rank] = 1;
   // neither CTA exits while the other's multicast may still write into it
   px::barrier_cluster_arrive<px::barrier_cluster_sem::release, true>();
   px::barrier_cluster_wait<px::barrier_cluster_sem::acquire, true>();
+}
+
+// ---- cp.async.bulk (non-tensor): global -> shared -> global ----------------------------
+
+// One thread copies n bytes (a multiple of 16) of src into shared memory by cp.async.bulk
+// completing on an mbarrier, in chunks of `chunk` bytes (one barrier phase's transaction
+// count covering them all); every thread waits, then one thread writes the bytes to out by
+// cp.async.bulk to global (a bulk group) and waits for the group.
+__global__ void bulk_copy_kernel(const unsigned char* src, unsigned char* out, int n,
+                                 int chunk) {
+  __shared__ __align__(128) unsigned char buf[kBoxBytes];
+  __shared__ std::uint64_t bar;
+  if (threadIdx.x == 0) {
+    bar_init(&bar, 1);
+    px::fence_proxy<px::fence_proxy_proxykind::async_shared_cta>();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    expect_arrive(&bar, static_cast<std::uint32_t>(n));
+    for (int off = 0; off < n; off += chunk) {
+      px::cp_async_bulk<px::cp_async_bulk_dst::shared_cluster>(
+          static_cast<void*>(buf + off), static_cast<const void*>(src + off),
+          static_cast<std::uint32_t>(chunk), &bar);
+    }
+  }
+  wait_parity(&bar, 0);
+  if (threadIdx.x == 0) {
+    px::cp_async_bulk_to_global(static_cast<void*>(out), static_cast<const void*>(buf),
+                                static_cast<std::uint32_t>(n));
+    px::cp_async_bulk_commit_group();
+    px::cp_async_bulk_wait_group<false>(px::imm<0>);
+  }
 }
 
 // ---- mbarrier semantics, one thread ------------------------------------------------------
@@ -582,6 +628,14 @@ PTXGEN_GPU_EXPORT int async_tma_multicast(void* gmem, int rows, int cols_total, 
   alignas(64) CUtensorMap map;
   if (const int e = make_tiled(&map, 2, gmem, dims, strides, box)) return e;
   tma_multicast_kernel<<<2, 128>>>(map, col0, row0, half_rows, cols, static_cast<int*>(out));
+  return gpu_test::finish_launch();
+}
+
+// n bytes of src to out through shared memory by cp.async.bulk, in chunks of `chunk` bytes.
+PTXGEN_GPU_EXPORT int async_bulk_copy(const void* src, void* out, int n, int chunk) {
+  if (n % 16 != 0 || chunk % 16 != 0 || chunk <= 0 || n % chunk != 0 || n > kBoxBytes) return -1;
+  bulk_copy_kernel<<<1, 128>>>(static_cast<const unsigned char*>(src),
+                               static_cast<unsigned char*>(out), n, chunk);
   return gpu_test::finish_launch();
 }
 
