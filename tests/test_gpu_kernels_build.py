@@ -48,7 +48,7 @@ def test_async_kernels_take_every_instruction_from_ptxgen() -> None:
                  "cp_async<", "cp_async_src_size<", "cp_async_ignore_src<",
                  "cp_async_commit_group()", "cp_async_wait_group(", "cp_async_wait_all()",
                  "cp_async_mbarrier_arrive<", "cp_async_bulk<", "cp_async_bulk_to_global(",
-                 "mapa<"):
+                 "mapa<", "barrier_sync<"):
         assert "px::" + call in code, call
 
 

@@ -17,8 +17,10 @@ each through the generated wrappers only (tests/gpu/kernels/async.cu holds no as
   (expect_tx, arrive.expect_tx, complete_tx), pending counts of .noComplete tokens,
   arrive_drop, generic addresses, inval; and 128 threads over 8 phases exchanging data;
 - setmaxnreg.dec / .inc in a warp-specialised 2-stage TMA pipeline (producer warpgroup,
-  2 consumer warpgroups, full / empty barriers): the result, and ptxas's register count
-  of the kernel (from the build log) leaving the consumers' increase satisfiable;
+  2 consumer warpgroups, full / empty barriers, a double-buffered TMA-store epilogue with
+  cp.async.bulk.wait_group.read, named barriers and fence.proxy.async): the result, and
+  ptxas's register count of the kernel (from the build log) leaving the consumers' increase
+  satisfiable;
 - cp.async (sm_80): .ca 4 / 8 / 16 bytes and .cg 16, .shared and .shared::cta, an L2 prefetch
   size, commit_group / wait_group / wait_all, src-size zero fill, ignore-src, and
   cp.async.mbarrier.arrive with and without .noinc.

@@ -365,12 +365,19 @@ constexpr int kConsumerRegs = 232;
 // 3 warpgroups: warpgroup 0 gives registers back (setmaxnreg.dec 40) and one of its threads
 // loads tile t of a [tiles * 32][32] int32 tensor into stage t % 2 by TMA, after waiting for
 // the stage's "empty" barrier; warpgroups 1 and 2 take registers (setmaxnreg.inc 232), wait
-// on the stage's "full" barrier, write 2 * v + t for their 16 rows of the tile into out and
-// arrive on "empty". The producer's first wait on each empty barrier is on parity 1, which
-// the PTX ISA says completes at once (the phase before the first).
+// on the stage's "full" barrier, arrive on "empty" once they have read it, and write
+// 2 * v + t into output buffer t % 2, which one consumer thread stores to tile t of out by
+// TMA. The fences and waits are those of such an epilogue: before the buffer is rewritten,
+// the store that read it two tiles earlier has finished reading (cp.async.bulk.wait_group.read
+// 1, then a named barrier of the 256 consumer threads); after writing it, every thread's
+// fence.proxy.async.shared::cta and a named barrier, then the store. The producer's first wait
+// on each empty barrier is on parity 1, which the PTX ISA says completes at once (the phase
+// before the first).
 __global__ void __launch_bounds__(384, 1)
-    setmaxnreg_pipeline_kernel(const __grid_constant__ CUtensorMap map, int tiles, int* out) {
+    setmaxnreg_pipeline_kernel(const __grid_constant__ CUtensorMap map,
+                               const __grid_constant__ CUtensorMap out_map, int tiles) {
   __shared__ __align__(128) int stage[kPipeStages][kPipeTile * kPipeTile];
+  __shared__ __align__(128) int ostage[2][kPipeTile * kPipeTile];
   __shared__ std::uint64_t full[kPipeStages];
   __shared__ std::uint64_t empty[kPipeStages];
   const int wg = threadIdx.x / 128;
@@ -398,16 +405,33 @@ __global__ void __launch_bounds__(384, 1)
     }
   } else {
     px::setmaxnreg<px::setmaxnreg_action_action::inc>(px::imm<kConsumerRegs>);
-    const int c = threadIdx.x - 128;  // 0..255: warpgroup 1 rows 0-15, warpgroup 2 rows 16-31
+    const int c = threadIdx.x - 128;  // 0..255
+    constexpr std::uint32_t kConsumerBarrier = 1, kConsumers = 256;
     for (int t = 0; t < tiles; ++t) {
       const int s = t % kPipeStages;
+      int v[kPipeTile * kPipeTile / 256];
       wait_parity(&full[s], static_cast<std::uint32_t>((t / kPipeStages) & 1));
-      for (int i = c; i < kPipeTile * kPipeTile; i += 256) {
-        out[t * kPipeTile * kPipeTile + i] = 2 * stage[s][i] + t;
-      }
+#pragma unroll
+      for (int j = 0; j < kPipeTile * kPipeTile / 256; ++j) v[j] = stage[s][c + 256 * j];
       px::mbarrier_arrive<arrive_sem::none, arrive_scope::none, arrive_space::shared_cta>(
           &empty[s]);
+      if (c == 0) px::cp_async_bulk_wait_group<true>(px::imm<1>);  // store t - 2 has read
+      px::barrier_sync<false, true>(kConsumerBarrier, kConsumers);
+#pragma unroll
+      for (int j = 0; j < kPipeTile * kPipeTile / 256; ++j) {
+        ostage[t & 1][c + 256 * j] = 2 * v[j] + t;
+      }
+      px::fence_proxy<px::fence_proxy_proxykind::async_shared_cta>();
+      px::barrier_sync<false, true>(kConsumerBarrier, kConsumers);
+      if (c == 0) {
+        const int coords[2] = {0, t * kPipeTile};
+        px::cp_async_bulk_tensor_store<px::cp_async_bulk_tensor_dim::dim_2d,
+                                       px::cp_async_bulk_tensor_load_mode::tile>(
+            &out_map, coords, ostage[t & 1]);
+        px::cp_async_bulk_commit_group();
+      }
     }
+    if (c == 0) px::cp_async_bulk_wait_group<false>(px::imm<0>);
   }
 }
 
@@ -649,14 +673,17 @@ PTXGEN_GPU_EXPORT int async_mbarrier_phases(int phases, const void* in, void* ou
   return gpu_test::finish_launch();
 }
 
-// The [tiles * 32][32] int32 tensor gmem through the 2-stage TMA pipeline into out.
+// The [tiles * 32][32] int32 tensor gmem through the 2-stage TMA pipeline into out (same
+// shape).
 PTXGEN_GPU_EXPORT int async_setmaxnreg_pipeline(void* gmem, int tiles, void* out) {
-  const unsigned long long dims[2] = {kPipeTile, static_cast<unsigned long long>(tiles) * kPipeTile};
+  const unsigned long long dims[2] = {kPipeTile,
+                                      static_cast<unsigned long long>(tiles) * kPipeTile};
   const unsigned long long strides[1] = {kPipeTile * 4};
   const unsigned box[2] = {kPipeTile, kPipeTile};
-  alignas(64) CUtensorMap map;
+  alignas(64) CUtensorMap map, out_map;
   if (const int e = make_tiled(&map, 2, gmem, dims, strides, box)) return e;
-  setmaxnreg_pipeline_kernel<<<1, 384>>>(map, tiles, static_cast<int*>(out));
+  if (const int e = make_tiled(&out_map, 2, out, dims, strides, box)) return e;
+  setmaxnreg_pipeline_kernel<<<1, 384>>>(map, out_map, tiles);
   return gpu_test::finish_launch();
 }
 
