@@ -160,8 +160,8 @@ __global__ void tma_im2col_kernel(const __grid_constant__ CUtensorMap map, Coord
 // The box is [2 * half_rows][cols]; CTA r loads rows r * half_rows.. of it (the map's box is
 // one half) and multicasts them to both CTAs (cta_mask 0b11), at the same offset in each.
 // Each CTA's barrier expects the whole box: it completes only when both halves, one from
-// each CTA's load, have landed in it. out[r] is CTA r's box; out[2][r] (2 * box + r) is 1
-// once CTA r's second barrier completed by the other CTA's remote arrival.
+// each CTA's load, have landed in it. out[r] is CTA r's box; out[2 * n + r] (n: the box's
+// size) is 1 once CTA r's second barrier completed by the other CTA's remote arrival.
 __global__ void __cluster_dims__(2, 1, 1)
     tma_multicast_kernel(const __grid_constant__ CUtensorMap map, int col0, int row0,
                          int half_rows, int cols, int* out) {
