@@ -160,6 +160,7 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
                 "TMA tile stores 1d-5d": "test_tma_tile_store[",
                 "TMA im2col loads 3d-5d": "test_tma_im2col_load[",
                 "TMA multicast, 2-CTA cluster": "test_tma_multicast_cluster2[",
+                "cp.async.bulk (non-tensor)": "test_bulk_copy[",
                 "mbarrier": "test_mbarrier_", "setmaxnreg pipeline": "test_setmaxnreg_",
                 "cp.async (sm_80 path)": "test_cp_async["}
     async_rows = []
