@@ -36,6 +36,7 @@ from ptxas import wrappers
 
 from ptxgen.emit.cpp.wrappers import wrapper_calls
 from ptxgen.isa import ptx
+from ptxgen.model.instructions import vkey
 
 ISET = ptx.instruction_set()
 TARGETS = ISET.targets
@@ -48,27 +49,36 @@ HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translatio
 CHUNK = 900  # kernels per coverage translation unit
 
 
-def _supported(call: Mapping[str, Any], target: str) -> bool:
-    return bool(call["form"].support.supported(TARGETS, target, TARGETS.newest))
+def _supported(call: Mapping[str, Any], target: str, version: str | None = None) -> bool:
+    return bool(call["form"].support.supported(TARGETS, target, version or TARGETS.newest))
 
 
-def _coverage_units() -> list[tuple[str, list[str]]]:
-    by_home: dict[str, list[str]] = {}
+# nvcc 13.0 writes PTX ISA 9.0: forms of later versions (.ignore_oob, .add.noftz.f32, ...)
+# are built with nvcc 13.5
+V13_0 = max(TARGETS.for_toolkit("13.0").versions, key=vkey)
+
+
+def _coverage_units() -> list[tuple[str, str, list[str]]]:
+    """(nvcc release, home target, forms) of the translation units that cover every form."""
+    by_home: dict[tuple[str, str], list[str]] = {}
     for key, call in CALLS.items():
-        home = next((t for t in (*HOMES, *NVCC_TARGETS) if _supported(call, t)), None)
+        home = next((("13.0", t) for t in (*HOMES, *NVCC13_0_TARGETS)
+                     if _supported(call, t, V13_0)), None)
+        home = home or next((("13.5", t) for t in (*HOMES, *NVCC_TARGETS)
+                             if _supported(call, t)), None)
         assert home is not None, f"{key}: no target nvcc can build it for"
         by_home.setdefault(home, []).append(key)
     units = []
-    for home, keys in by_home.items():
-        units += [(home, keys[i:i + CHUNK]) for i in range(0, len(keys), CHUNK)]
+    for (release, home), keys in by_home.items():
+        units += [(release, home, keys[i:i + CHUNK]) for i in range(0, len(keys), CHUNK)]
     return units
 
 
-def _samples(target: str, supported: bool) -> list[str]:
+def _samples(target: str, supported: bool, version: str | None = None) -> list[str]:
     """One form per (wrapper function, support signature), supported there or not."""
     seen: dict[tuple[str, str], str] = {}
     for key, call in CALLS.items():
-        if _supported(call, target) == supported:
+        if _supported(call, target, version) == supported:
             seen.setdefault((call["function"], call["error"]), key)
     return list(seen.values())
 
@@ -120,8 +130,9 @@ def results() -> dict[str, Any]:
     # (target, source, kernels' forms, nvcc mode): whole builds (-c) where nvcc runs
     # the generic pass too (the a / f targets), device-only builds elsewhere.
     jobs: dict[str, tuple[str, str, list[str], str]] = {}
-    for i, (home, keys) in enumerate(_coverage_units()):
-        jobs[f"coverage {i} {home}"] = (home, _tu(keys), keys, "cubin")
+    for i, (release, home, keys) in enumerate(_coverage_units()):
+        tag = "coverage" if release == "13.0" else "coverage13.5"
+        jobs[f"{tag} {i} {home}"] = (home, _tu(keys), keys, "cubin")
     nvcc135 = toolkits.require("nvcc", "13.5")
     for t in NVCC_TARGETS:
         specific = TARGETS.get(t).suffix != ""
@@ -130,7 +141,7 @@ def results() -> dict[str, Any]:
     for t in NVCC13_0_TARGETS:
         specific = TARGETS.get(t).suffix != ""
         for supported in (True, False):
-            keys = _samples(t, supported)
+            keys = _samples(t, supported, V13_0)
             if keys:
                 mode = "c" if supported and specific else "cubin"
                 jobs[f"{'ok' if supported else 'bad'} {t}"] = (t, _tu(keys), keys, mode)
@@ -148,7 +159,7 @@ def results() -> dict[str, Any]:
     def run(name: str) -> tuple[str, tuple[int, str, dict[str, str]]]:
         arch, source, _, mode = jobs[name]
         extra = ["-DPTXGEN_PTX_ISA_VERSION=87"] if name.startswith("version") else []
-        exe = nvcc135 if name.startswith("ok13.5") else None
+        exe = nvcc135 if name.startswith(("ok13.5", "coverage13.5")) else None
         return name, wrappers.compile_tu(source, arch, tmp / re.sub(r"\W", "_", name), mode,
                                          extra, include=include, exe=exe)
 
