@@ -55,9 +55,10 @@ run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
 # The 1,000-odd sparse wgmma tests spread over 4 processes where pytest-xdist is installed.
 xdist=()
 python3 -c "import xdist" 2>/dev/null && xdist=(-n 4)
-for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp gemm gemm_sp; do
+for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async gemm gemm_sp; do
   limit=600
   [ "$m" = gemm_sp ] && limit=240  # a protocol error of the cluster kernel must not eat the run
+  [ "$m" = async ] && limit=300   # its waits trap after 2^24 tries; a hang must not eat the run
   par=()
   [ "$m" = wgmma_sp ] && par=("${xdist[@]}")
   run "pytest_$m" "$limit" python3 -m pytest -m gpu "tests/gpu/test_$m.py" -q -p no:cacheprovider \

@@ -22,6 +22,27 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("wgmma_gemm", "sparse_gemm")
 
 
+def test_async_kernels_take_every_instruction_from_ptxgen() -> None:
+    """tests/gpu/kernels/async.cu (tests/gpu/test_async.py) holds no asm statement, as
+    examples/ (tests/test_async_examples.py): each family under test is called through its
+    generated wrapper."""
+    src = (ROOT / "tests" / "gpu" / "kernels" / "async.cu").read_text()
+    code = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", src), flags=re.S)
+    assert not re.search(r"\b(asm|__asm__|__asm)\b", code)
+    for call in ("cp_async_bulk_tensor_load<", "cp_async_bulk_tensor_load_im2col<",
+                 "cp_async_bulk_tensor_load_multicast<", "cp_async_bulk_tensor_store<",
+                 "cp_async_bulk_commit_group()", "cp_async_bulk_wait_group<",
+                 "mbarrier_init<", "mbarrier_arrive_expect_tx<", "mbarrier_try_wait_parity<",
+                 "mbarrier_test_wait<", "mbarrier_complete_tx<", "mbarrier_expect_tx<",
+                 "mbarrier_pending_count(", "mbarrier_arrive_drop<", "fence_proxy<",
+                 "fence_mbarrier_init()", "setmaxnreg<", "barrier_cluster_arrive<",
+                 "cp_async<", "cp_async_src_size<", "cp_async_ignore_src<",
+                 "cp_async_commit_group()", "cp_async_wait_group(", "cp_async_wait_all()",
+                 "cp_async_mbarrier_arrive<", "cp_async_bulk<", "cp_async_bulk_to_global(",
+                 "mapa<", "barrier_sync<"):
+        assert "px::" + call in code, call
+
+
 def _bench(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
@@ -70,6 +91,10 @@ def _built(builds: dict[str, Any], name: str) -> tuple[str, str]:
 def test_gpu_test_library_compiles(builds: dict[str, Any], name: str) -> None:
     lib, _ = _built(builds, name)
     assert Path(lib).is_file() and Path(lib).stat().st_size > 0
+    if name == "async":  # ptxas -v: the setmaxnreg kernel can take what its consumers ask
+        from gpu import test_async
+
+        test_async.check_setmaxnreg_registers((Path(lib).parent / "build.log").read_text())
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -34,9 +34,12 @@ ARCH = "-gencode=arch=compute_90a,code=sm_90a"
 #: The sparse wgmma cases are split over forms.WGMMA_SP_PARTS libraries wgmma_sp0, ...,
 #: each built from kernels/wgmma_sp.cu with its own part of the cases.
 WGMMA_SP_LIBS = tuple(f"wgmma_sp{p}" for p in range(forms.WGMMA_SP_PARTS))
-LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS)
+LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS, "async")
 FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
          "-Xptxas", "-warn-spills"]
+#: Flags of one library only: the async kernels' build log keeps ptxas's register counts
+#: (tests/gpu/test_async.py reads the setmaxnreg kernel's from it).
+LIB_FLAGS = {"async": ["-Xptxas", "-v"]}
 
 
 class BuildError(RuntimeError):
@@ -69,9 +72,13 @@ def source(name: str) -> Path:
     return KERNELS / ("wgmma_sp.cu" if name in WGMMA_SP_LIBS else f"{name}.cu")
 
 
+def flags(name: str) -> list[str]:
+    return FLAGS + LIB_FLAGS.get(name, [])
+
+
 def _digest(name: str, extra: dict[str, str]) -> str:
     h = hashlib.sha256()
-    h.update(" ".join(FLAGS).encode())
+    h.update(" ".join(flags(name)).encode())
     for p in sorted(KERNELS.glob("*")) + sorted((INCLUDE / "ptxgen").rglob("*.hpp")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -99,7 +106,7 @@ def build(name: str, *, verbose: bool = False) -> Path:
     for fname, text in extra.items():
         (out_dir / fname).write_text(text)
     tmp = out_dir / f"lib{name}.so.tmp{os.getpid()}"
-    cmd = [nvcc(), *FLAGS, f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
+    cmd = [nvcc(), *flags(name), f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
            str(source(name)), "-o", str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     (out_dir / "build.log").write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)

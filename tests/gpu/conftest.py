@@ -129,6 +129,26 @@ def wgmma_sp_libs(torch: Any) -> dict[int, ctypes.CDLL]:
     return Libs()
 
 
+@pytest.fixture(scope="session")
+def async_lib(torch: Any) -> ctypes.CDLL:
+    lib = _load("async")
+    ptr, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
+    for name, args in {
+        "async_tma_tile": [i, i, i] + [ptr] * 6,
+        "async_tma_im2col": [i] + [ptr] * 5 + [u, u] + [ptr] * 3,
+        "async_tma_multicast": [ptr] + [i] * 6 + [ptr],
+        "async_bulk_copy": [ptr, ptr, i, i],
+        "async_mbarrier_sequence": [ptr],
+        "async_mbarrier_phases": [i, ptr, ptr],
+        "async_setmaxnreg_pipeline": [ptr, i, ptr],
+        "async_cp_async": [i] * 5 + [ptr, ptr, i],
+    }.items():
+        fn = getattr(lib, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = args
+    return lib
+
+
 def pytest_report_header() -> str:
     from gpu.runtime import SEED
 

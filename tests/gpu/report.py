@@ -156,6 +156,22 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
         out += ["", f"wgmma.mma_async.sp: **{ok} of {len(sp_forms)}** sm_90a forms (A from a "
                 f"descriptor and from registers) pass with every sparsity-selector value, "
                 f"against the dense product of the expanded A (tests/gpu/test_wgmma_sp.py)."]
+    families = {"TMA tile loads 1d-5d": "test_tma_tile_load[",
+                "TMA tile stores 1d-5d": "test_tma_tile_store[",
+                "TMA im2col loads 3d-5d": "test_tma_im2col_load[",
+                "TMA multicast, 2-CTA cluster": "test_tma_multicast_cluster2[",
+                "cp.async.bulk (non-tensor)": "test_bulk_copy[",
+                "mbarrier": "test_mbarrier_", "setmaxnreg pipeline": "test_setmaxnreg_",
+                "cp.async (sm_80 path)": "test_cp_async["}
+    async_rows = []
+    for family, prefix in families.items():
+        got = [t for t in tests if t["module"] == "test_async" and t["name"].startswith(prefix)]
+        if got:
+            ok = sum(t["outcome"] == "passed" for t in got)
+            async_rows.append(f"| {family} | {ok} of {len(got)} |")
+    if async_rows:
+        out += ["", "Async families through the generated wrappers (tests/gpu/test_async.py):", "",
+                "| family | passed |", "| --- | ---: |", *async_rows]
     bad = [t for t in tests if t["outcome"] in ("FAILED", "ERROR")]
     if bad:
         out += ["", "Failures:", ""]
