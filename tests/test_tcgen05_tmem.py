@@ -111,8 +111,8 @@ using namespace ptxgen::ptx;
 __global__ void k(float* out, unsigned taddr) {
   float r[2];
   float red = -1.0f;
-  tcgen05_ld_red<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max,
-                 tcgen05_ld_red_type::f32, true>(r, red, taddr);
+  red = tcgen05_ld_red<tcgen05_ld_red_shape::shape_32x32b, 2, tcgen05_ld_red_red_op::max,
+                       tcgen05_ld_red_type::f32, true>(r, taddr);
   tcgen05_wait_ld();
   out[0] = red;
 }
