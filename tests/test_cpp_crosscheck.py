@@ -48,9 +48,16 @@ def valid_values(rng: random.Random, cls: Any, infos: list[FieldInfo]) -> dict[s
     return values
 
 
+_INVALID: dict[tuple[str, int, tuple[int, ...]], list[int]] = {}
+
+
 def invalid_value(rng: random.Random, f: FieldInfo) -> int:
-    if f.valid:
-        bad = [c for c in range((1 << f.width) + 2) if c not in f.valid]
+    if f.valid:  # the codes the field refuses, listed once per field (16-bit fields too)
+        key = (f.name, f.width, tuple(f.valid))
+        bad = _INVALID.get(key)
+        if bad is None:
+            valid = set(f.valid)
+            bad = _INVALID[key] = [c for c in range((1 << f.width) + 2) if c not in valid]
         return rng.choice(bad)
     choices = [f.maximum + f.step, f.maximum + rng.randrange(1, 1 << 20)]
     if f.step > 1:
