@@ -1028,8 +1028,11 @@ class InstructionSet:
         default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
-        names = ", ".join(i.name for i in self.instructions)
-        return f"<InstructionSet: {names}; {len(self.targets.targets)} targets>"
+        shown = [i.name for i in self.instructions[:8]]
+        more = len(self.instructions) - len(shown)
+        names = ", ".join(shown) + (f", ... ({more} more)" if more > 0 else "")
+        return (f"<InstructionSet: {len(self.instructions)} instructions: {names}; "
+                f"{len(self.targets.targets)} targets>")
 
     def get(self, ident: str) -> Instruction:
         for i in self.instructions:
@@ -1111,7 +1114,12 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
     """
     cands = iset.for_opcode(opcode)
     if not cands:
-        known = ", ".join(sorted(i.name for i in iset.instructions))
+        names = sorted(i.name for i in iset.instructions)
+        head = opcode.split(".")[0]
+        family = [n for n in names if n.split(".")[0] == head]
+        shown = family or names[:12]
+        known = ", ".join(shown) + (f", ... ({len(names)} instructions in all)"
+                                    if len(shown) < len(names) else "")
         return Lookup(opcode, None, (), (f"unknown instruction{_closest_instruction(iset, opcode)}"
                                          f"; known: {known}",))
     problems: list[str] = []
