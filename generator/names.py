@@ -110,7 +110,7 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
     "instruction": {
         **{n: ("python", "a name of the module ptxgen.isa.ptx")
            for n in ("instruction_set", "support", "descriptor_problems", "cache", "annotations",
-                     "_engine", "_decode")},
+                     "_engine", "_decoder")},
         **{n: ("c++", "a name of namespace ptxgen::ptx (include/ptxgen/ptx/target.hpp)")
            for n in ("targets", "imm", "imm_t", "imms", "imms_t", "detail", "fence_operand")},
     },

@@ -45,7 +45,7 @@ def words(kind: str) -> list[int]:
 def python_rule(params: dict[str, str], word: int) -> str:
     kind = params["kind"]
     try:
-        fields = ptx._decode("instr_desc", kind, word)
+        fields = ptx._decoder(None)("instr_desc", kind, word)
     except ValueError:
         return "invalid"
     problems = INS.descriptor_problems(params, "idesc", fields)
@@ -57,6 +57,11 @@ def cases() -> list[tuple[dict[str, str], int]]:
     out = []
     for values in itertools.product(*doms):
         params = dict(zip(NAMES, values, strict=True))
+        # Not covered here yet: .kind::ti16 (sm_107a/f only) has no baseline layout and no
+        # shape table, and the C++ checkers decode with the baseline layouts (an open gap
+        # of issue 13's descriptor variants, listed in the closing note).
+        if params["kind"] not in DESCRIPTORS["instr_desc"]:
+            continue
         out += [(params, w) for w in words(params["kind"])]
     return out
 

@@ -409,8 +409,9 @@ def test_generate_and_check_from_a_subfolder(project: Path) -> None:
     assert res.out == f"wrote {files + 1} files to ../generated\n", res.out
     assert (project / "generated" / "MANIFEST.json").is_file()
     assert run_cli("check", cwd=project / "spec" / "descriptors").code == 0
+    count = len(list((project / "spec" / "descriptors").glob("*.yaml")))
     assert run_cli("validate", cwd=project / "spec" / "descriptors").out == \
-        "..: 4 spec files valid\n"
+        f"..: {count} spec files valid\n"
 
 
 def test_no_project_is_explained(tmp_path: Path) -> None:
