@@ -177,6 +177,8 @@ class Assembler:
                 lno = int(m.group(1))
                 i = bisect.bisect_right(starts, lno) - 1
                 owner = ranges[i][2] if i >= 0 and lno <= ranges[i][1] else None
+                if _INTERNAL.search(m.group(3)):  # in code ptxas adds (an emulation's
+                    owner = None                   # '_warpsync', '__cuda_sm_8x_...'): bisect
                 if owner is None:
                     loose.append(line.strip())
                 elif m.group(3).strip() not in errors.setdefault(owner, []):
@@ -193,6 +195,11 @@ class Assembler:
             result.update(self._assemble(target, version, arch, pending[half:]))
             break
         return result
+
+
+#: An error about a name of ptxas's own (a quoted identifier starting with '_'), whose line
+#: number does not point into the kernel that caused it.
+_INTERNAL = re.compile(r"'_[A-Za-z_]")
 
 
 def _run(exe: str, text: str, arch: str) -> tuple[int, str]:
