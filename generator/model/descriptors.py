@@ -8,7 +8,7 @@ loop and substitute.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
@@ -461,24 +461,15 @@ class Layout:
 
     @property
     def reserved_mask(self) -> int:
-        m = 0
-        for r in self.reserved:
-            m |= r.word_mask
-        return m
+        return _bits(r.word_mask for r in self.reserved)
 
     @property
     def fixed_mask(self) -> int:
-        m = 0
-        for f in self.fixed:
-            m |= f.word_mask
-        return m
+        return _bits(f.word_mask for f in self.fixed)
 
     @property
     def fixed_value(self) -> int:
-        v = 0
-        for f in self.fixed:
-            v |= f.word_value
-        return v
+        return _bits(f.word_value for f in self.fixed)
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -880,3 +871,11 @@ def without_shapes(d: Descriptor) -> Descriptor:
 
     variants = tuple(replace(v, **stripped(v.layouts, v.tables)) for v in d.variants)
     return replace(d, variants=variants, **stripped(d.layouts, d.tables))
+
+
+def _bits(parts: Iterable[int]) -> int:
+    """The OR of word masks or values."""
+    out = 0
+    for p in parts:
+        out |= p
+    return out
