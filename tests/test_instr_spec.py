@@ -127,8 +127,10 @@ def test_family_specific_target_needs_a_family(spec_copy: Path) -> None:
 
 def test_matrix_versions_and_targets(iset: InstructionSet) -> None:
     t = iset.targets
-    # from mma.sync .m8n8k4 (6.4) to CUDA 13.5's PTX ISA 9.5
-    assert t.versions[0] == "6.4" and t.newest == "9.5"
+    # from sm_75's first version (6.3: "PTX .version 6.2 does not support .target sm_75",
+    # ptxas 13.0 and 13.5) to CUDA 13.5's PTX ISA 9.5
+    assert t.versions[0] == "6.3" and t.newest == "9.5"
+    assert t.get("sm_75").since == "6.3"
     assert len(t.targets) == 29
     # Seed 002: sm_101a renamed to sm_110a from PTX ISA 9.0.
     assert t.get("sm_101a").exists_at("8.8") and not t.get("sm_101a").exists_at("9.0")

@@ -26,6 +26,7 @@ from ptxgen.model.instructions import InstructionSet, Lookup, PtxFormError
 
 TARGETS: dict[str, Any] = {
     "ptx_isa_versions": [
+        "6.3",
         "6.4",
         "6.5",
         "7.0",
@@ -72,6 +73,7 @@ TARGETS: dict[str, Any] = {
     ],
     "cuda_toolkits": {
         "versions": [
+            {"cuda": "10.0", "ptx_isa": "6.3"},
             {"cuda": "10.1", "ptx_isa": "6.4"},
             {"cuda": "10.2", "ptx_isa": "6.5"},
             {"cuda": "11.0", "ptx_isa": "7.0"},
@@ -107,7 +109,7 @@ TARGETS: dict[str, Any] = {
         {"name": "sm_120", "members": [120, 121]},
     ],
     "targets": [
-        {"name": "sm_75", "since": "6.4", "note": "matrix-floor"},
+        {"name": "sm_75", "since": "6.3", "note": "matrix-floor"},
         {"name": "sm_80", "since": "7.0"},
         {"name": "sm_86", "since": "7.1"},
         {"name": "sm_87", "since": "7.4"},
@@ -193,6 +195,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".{}",
                             "values": ["L2::64B", "L2::128B", "L2::256B"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["L1::32B"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "cp.async.ca.shared.global.L1::32B [r1], [rd1], 4; "
+                                    "assembles for sm_80 and later (ptxas 13.5); ptxas 13.0: "
+                                    "\"Unknown modifier '.L1::32B'\"; the ISA's prefetch "
+                                    "sizes are .L2::64B, .L2::128B and .L2::256B"
+                                ),
+                            },
                         },
                     ],
                     "operands": [
@@ -1458,7 +1470,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "fence.proxy.tensormap::generic",
                     "id": "fence_proxy_tensormap",
                     "qualifiers": [
-                        {"name": "sem", "text": ".{}", "values": ["release", "acquire"]},
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["release", "acquire"],
+                            "ptxas_leniency": {
+                                "values": ["acq_rel"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "fence.proxy.tensormap::generic.acq_rel.cta [a], 128; "
+                                    "assembles for sm_90a (ptxas 13.5); ptxas 13.0: \"Illegal "
+                                    "modifier '.acq_rel' for instruction 'fence.proxy'\"; the "
+                                    "ISA's .sem here is .release or .acquire"
+                                ),
+                            },
+                        },
                         {
                             "name": "scope",
                             "text": ".{}",
@@ -1493,7 +1519,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "fence.proxy.async::generic",
                     "id": "fence_proxy_async_generic",
                     "qualifiers": [
-                        {"name": "sem", "text": ".{}", "values": ["acquire", "release"]},
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["acquire", "release"],
+                            "ptxas_leniency": {
+                                "values": ["acq_rel"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "fence.proxy.async::generic.ac"
+                                    "q_rel.sync_restrict::shared::cluster.cluster; assembles "
+                                    "for sm_90a (ptxas 13.5); ptxas 13.0: \"Illegal modifier "
+                                    "'.acq_rel' for instruction 'fence.proxy'\"; the ISA's "
+                                    ".sem here is .acquire or .release"
+                                ),
+                            },
+                        },
                         {
                             "name": "restrict",
                             "text": ".sync_restrict::{}",
@@ -1550,7 +1591,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "membar.proxy",
                     "id": "membar_proxy",
-                    "qualifiers": [{"name": "proxykind", "text": ".{}", "values": ["alias"]}],
+                    "qualifiers": [
+                        {
+                            "name": "proxykind",
+                            "text": ".{}",
+                            "values": ["alias"],
+                            "ptxas_leniency": {
+                                "values": ["async"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "membar.proxy.async; assembles for sm_90a (ptxas 13.5); "
+                                    "ptxas 13.0: \"Illegal modifier '.async' for instruction "
+                                    "'membar.proxy'\"; the ISA's membar.proxy takes .alias "
+                                    "only"
+                                ),
+                            },
+                        },
+                    ],
                     "operands": [],
                     "gates": [{"id": "membar-proxy", "when": {}, "since": "7.5"}],
                     "wrappers": [{"name": "membar_proxy", "when": {}}],
@@ -3456,17 +3513,32 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".kind::{}",
                             "values": ["f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4"],
                             "optional": True,
-                            "ptxas_leniency": {
-                                "values": ["f16", "tf32", "i8"],
-                                "toolkits": ["13.0", "13.5"],
-                                "ptxas": (
-                                    "mma.sync.aligned.m16n8k16.row"
-                                    ".col.kind::f16.f16.e4m3.e4m3.f16 assembles on sm_100a "
-                                    "(and .kind::tf32, .kind::i8; ptxas 13.0 and 13.5), the "
-                                    "kinds of tcgen05.mma; the ISA gives mma.sync "
-                                    ".kind::f8f6f4 and the block-scaled kinds only"
-                                ),
-                            },
+                            "ptxas_leniency": [
+                                {
+                                    "values": ["f16", "tf32", "i8"],
+                                    "toolkits": ["13.0", "13.5"],
+                                    "ptxas": (
+                                        "mma.sync.aligned.m16n8k16.r"
+                                        "ow.col.kind::f16.f16.e4m3.e4m3.f16 assembles on "
+                                        "sm_100a (and .kind::tf32, .kind::i8; ptxas 13.0 and "
+                                        "13.5), the kinds of tcgen05.mma; the ISA gives "
+                                        "mma.sync .kind::f8f6f4 and the block-scaled kinds "
+                                        "only"
+                                    ),
+                                },
+                                {
+                                    "values": ["ti16"],
+                                    "toolkits": ["13.5"],
+                                    "ptxas": (
+                                        "mma.sync.aligned.m16n8k32.r"
+                                        "ow.col.kind::ti16.f16.e4m3.e4m3.f16 assembles on "
+                                        "sm_107a and sm_107f (ptxas 13.5; sm_90a: \"Feature "
+                                        "'.kind::ti16' not supported on .target 'sm_90a'\"; "
+                                        "ptxas 13.0: \"Unknown modifier '.kind::ti16'\"), the "
+                                        "kind of tcgen05.mma on sm_107"
+                                    ),
+                                },
+                            ],
                         },
                         {"name": "block_scale", "text": ".block_scale", "flag": True},
                         {
@@ -4211,7 +4283,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "qualifiers": [
                         {"name": "action", "text": ".{}", "values": ["inc", "dec"]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
-                        {"name": "type", "text": ".{}", "values": ["u32"]},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": ["u32"],
+                            "ptxas_leniency": {
+                                "values": ["s32"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "setmaxnreg.inc.sync.aligned.s32 64; assembles for sm_90a "
+                                    "(ptxas 13.0 and 13.5); the ISA's type is .u32 only"
+                                ),
+                            },
+                        },
                     ],
                     "operands": [
                         {
@@ -4303,7 +4387,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["shared::cluster"],
                             "optional": True,
                         },
-                        {"name": "type", "text": ".{}", "values": ["u32", "u64"]},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": ["u32", "u64"],
+                            "ptxas_leniency": {
+                                "values": ["s32", "s64"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "mapa.s32 r1, r2, 1; mapa.shared::cluster.s32 r1, r2, 1; "
+                                    "and mapa.s64 rd1, rd2, 1; assemble for sm_90a (ptxas "
+                                    "13.0 and 13.5); the ISA's type is .u32 or .u64"
+                                ),
+                            },
+                        },
                     ],
                     "operands": [
                         {
@@ -6302,7 +6399,7 @@ FORM_DIGESTS: dict[str, str] = {
         "56ae85677c7275b5af98781e6cad5314b78780fda5dda64a0188d57e638390a7"
     ),
     "fence_thread":
-        "22ac3b37d5c94e1b45d8fba16bdee65e75413c21dc088f9f98c6d6301044f31c",
+        "e1cb68260599420a8175f59ed6bf5cadc4ea01bf2d8bd9ef1e42daf2f6812871",
     "fence_mbarrier_init":
         "a42826636d216ba33d387f44fbcce2b92ddfe68d6721f38c45913c1cfe8bc6c4",
     "fence_alias":
@@ -6314,7 +6411,7 @@ FORM_DIGESTS: dict[str, str] = {
     "fence_proxy_async_generic":
         "755deac7f64f6b7521dc490ebbc18c70fe137c3d3d8832644faced80b82f0283",
     "membar_level":
-        "4958ab06edb1b877734abd63a50e42fc24ea6dca6515fc3b4074ed60c3bd4469",
+        "201188356cd8c4c2b666d039875edd1122035da97c35e0767142d72b29331976",
     "membar_proxy":
         "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
     "ldmatrix":
@@ -6356,7 +6453,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mapa_address":
         "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
     "barrier_named":
-        "c29c7b621f8e09133109aaaafbeeedf96b9de7167c8d2ad288f73e392c592331",
+        "35ea3f5a5e09cc806afd75ef59d88c023daec08773a2be905ba9bb2015952c2f",
     "tcgen05_mma":
         "28d024d03658e0ac6169bf8e1232f48f8cd8a8cc72ce116e12afbcfb73a7b3fc",
     "tcgen05_alloc":

@@ -33,8 +33,9 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 6568 valid forms x 267 (target, version) pairs of the spec.
+# 6568 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
+    ("sm_75", "6.3"),
     ("sm_75", "6.4"),
     ("sm_75", "6.5"),
     ("sm_75", "7.0"),

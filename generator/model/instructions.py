@@ -925,6 +925,12 @@ def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str =
     return result
 
 
+
+def _leniencies(q: dict[str, Any]) -> list[Any]:
+    """The values of a qualifier's ptxas_leniency (one entry, or a list per toolkit set)."""
+    raw = q.get("ptxas_leniency", [])
+    return [v for entry in ([raw] if isinstance(raw, dict) else raw) for v in entry["values"]]
+
 def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                        spec_file: str = "") -> Instruction:
     def prov(r: Mapping[str, Any]) -> Provenance:
@@ -954,8 +960,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                                bool(q.get("flag") or q.get("optional")),
                                tuple(norm(v) for v in vals), numeric, tuple(q.get("derived", ())),
                                " ".join(q.get("description", "").split()), prov(q), aliases,
-                               tuple(norm(v) for v in q.get("ptxas_leniency", {}).get("values",
-                                                                                     ()))))
+                               tuple(norm(v) for v in _leniencies(q))))
     ops = []
     for o in raw["operands"]:
         choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),

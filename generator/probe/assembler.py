@@ -5,7 +5,16 @@ kernels share one module, one ptxas run. ``line N; error`` messages are mapped
 back to the kernel whose line range holds N. ptxas reports gating errors
 (version, target) without stopping, so one run flags every kernel it refuses;
 syntax errors are fatal and stop it, so a run with errors is repeated without
-the flagged kernels until it is clean.
+the flagged kernels until it is clean: from the kernel after the fatal one (the
+kernels before it were parsed; they are assembled together once at the end), so
+that a module with many unknown syntaxes is not parsed again from its start for
+each.
+
+ptxas has one grammar for every target and version: a kernel it cannot parse
+(a fatal syntax error, e.g. ptxas 13.0 and ``.sp::2:4``) is refused with the
+same errors everywhere, so, once seen, it is not assembled again (each would cost
+a run of its own) for another target, version or -arch of that assembler in this
+process.
 
 Results are cached per kernel: (assembler, .target, .version, -arch, kernel
 text) -> ptxas's errors, in memory for the process (the conformance tests and
@@ -76,6 +85,9 @@ def verify_arch(arch: str) -> str:
 
 _memory: dict[str, dict[str, list[str]]] = {}
 _lock = threading.Lock()
+#: (assembler, kernel) -> errors, for kernels the assembler cannot parse; see the module doc.
+_unparsable: dict[tuple[str, str], list[str]] = {}
+_SYNTAX = re.compile(r"^Parsing error near .*: syntax error$")
 
 
 @dataclass(frozen=True)
@@ -134,15 +146,23 @@ class Assembler:
         out: dict[str, list[str]] = {}
         todo: list[Kernel] = []
         hashes: dict[str, str] = {}
+        inferred = False
         for k in kernels:
             h = hashlib.sha256("\n".join(k.lines).encode()).hexdigest()[:32]
             hashes[k.key] = h
             with _lock:
                 hit = bucket.get(h)
+                if hit is None:
+                    hit = _unparsable.get((self.identity, h))
+                    if hit is not None:
+                        bucket[h] = hit
+                        inferred = True
             if hit is None:
                 todo.append(k)
             else:
                 out[k.key] = hit
+        if inferred and not todo:
+            _save(bucket_key, bucket)
         if todo:
             got = self._assemble(target, version, arch, todo)
             with _lock:
@@ -150,6 +170,8 @@ class Assembler:
                     errs = got.get(k.key, [])
                     out[k.key] = errs
                     bucket[hashes[k.key]] = errs
+                    if any(_SYNTAX.search(e) for e in errs):
+                        _unparsable[(self.identity, hashes[k.key])] = errs
             _save(bucket_key, bucket)
         return out
 
@@ -157,6 +179,7 @@ class Assembler:
                   kernels: Sequence[Kernel]) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {}
         pending = list(kernels)
+        parsed: list[Kernel] = []  # before a fatal error and without errors: confirmed below
         while pending:
             text, ranges = module(target, version, pending)
             starts = [s for s, _, _ in ranges]
@@ -166,6 +189,7 @@ class Assembler:
                 break
             errors: dict[str, list[str]] = {}
             loose: list[str] = []
+            fatal: int | None = None  # the kernel whose syntax error stopped the parser
             for line in out.splitlines():
                 m = LINE_RE.match(line.strip())
                 if not m:
@@ -181,10 +205,19 @@ class Assembler:
                     owner = None                   # '_warpsync', '__cuda_sm_8x_...'): bisect
                 if owner is None:
                     loose.append(line.strip())
-                elif m.group(3).strip() not in errors.setdefault(owner, []):
+                    continue
+                if m.group(2) == "fatal" and fatal is None:
+                    fatal = i
+                if m.group(3).strip() not in errors.setdefault(owner, []):
                     errors[owner].append(m.group(3).strip())
             if errors:
                 result.update(errors)
+                if fatal is not None and not loose:
+                    # ptxas parsed the kernels before the fatal one and stopped there: they
+                    # need no second pass through the parser now, only one run together at
+                    # the end (which shows any error of a later stage); the rest goes on.
+                    parsed += [k for k in pending[:fatal] if k.key not in errors]
+                    pending = pending[fatal + 1:]
                 pending = [k for k in pending if k.key not in errors]
                 continue
             if len(pending) == 1:  # an error without a line: it is this kernel's
@@ -194,6 +227,8 @@ class Assembler:
             result.update(self._assemble(target, version, arch, pending[:half]))
             result.update(self._assemble(target, version, arch, pending[half:]))
             break
+        if parsed:
+            result.update(self._assemble(target, version, arch, parsed))
         return result
 
 

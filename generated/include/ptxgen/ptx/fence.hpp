@@ -165,7 +165,7 @@ enum class membar_proxy_proxykind : int {
 
 namespace detail {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
@@ -176,7 +176,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
 
 PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, int v) {
@@ -221,7 +221,7 @@ PTXGEN_PTX_DEVICE void fence(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
                          detail::fence_forms0<ptxgen_form>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
@@ -526,7 +526,7 @@ PTXGEN_PTX_DEVICE void membar(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
                          detail::membar_forms0<ptxgen_form>());
     }
 #endif

@@ -84,13 +84,13 @@ enum class barrier_named_action : int {
 };
 
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -370,7 +370,7 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
                          detail::barrier_sync_forms0<ptxgen_form>(a));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
@@ -416,7 +416,7 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
                          detail::barrier_sync_forms1<ptxgen_form>(a, b));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
@@ -462,7 +462,7 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
     if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
                          detail::barrier_arrive_forms0<ptxgen_form>(a, b));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,

@@ -177,6 +177,8 @@
 #define PTXGEN_PTX_ISA_VERSION 65 /* PTX ISA 6.5 */
 #elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1001 /* CUDA 10.1 */
 #define PTXGEN_PTX_ISA_VERSION 64 /* PTX ISA 6.4 */
+#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1000 /* CUDA 10.0 */
+#define PTXGEN_PTX_ISA_VERSION 63 /* PTX ISA 6.3 */
 #else
 #define PTXGEN_PTX_ISA_VERSION 0 /* a toolkit older than the spec's PTX ISA versions */
 #endif
