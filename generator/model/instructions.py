@@ -464,7 +464,7 @@ class Form:
         ops = self.instruction.param_operands
         return tuple((k, v) for k, v in self.values if k in ops)
 
-    @property
+    @cached_property
     def variant_text(self) -> str:
         return variant_text(self.instruction, self.variant)
 
@@ -503,7 +503,7 @@ class Form:
     def operand_names(self) -> frozenset[str]:
         return frozenset(u.name for u in self.operands)
 
-    @property
+    @cached_property
     def key(self) -> str:
         v = self.variant_text
         return f"{self.opcode} [{v}]" if v else self.opcode

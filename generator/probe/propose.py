@@ -419,13 +419,18 @@ def _run(p: _Probe) -> dict[str, Any]:
                   if vkey(v) >= vkey(first) and asm_exists(n, v)]
 
     matrices = {f.key: support[f.key].matrix(tt) for f in forms}
+    # the hot loop below asks this millions of times: versions as sortable keys, and where
+    # each target exists, computed once
+    rank = {v: vkey(v) for v in {*probe_versions, *tt.versions}}
+    exists_at = {(t.name, v): t.exists_at(v) for t in tt.targets for v in tt.versions}
+    older_set, spec_set = set(older), set(tt.versions)
 
     def expected(f: Form, name: str, v: str) -> bool:
-        if v in older:
+        if v in older_set:
             return False
-        at = v if v in tt.versions else tt.newest
+        at = v if v in spec_set else tt.newest
         first = matrices[f.key].get(name)
-        return first is not None and vkey(at) >= vkey(first) and tt.get(name).exists_at(at)
+        return first is not None and rank[at] >= rank[first] and exists_at[(name, at)]
 
     # Where a pair is assembled with code generation, the forms the spec does not support
     # there are checked verify-only, as the conformance matrix (ptxgen.probe.matrix) does:
