@@ -141,3 +141,70 @@ def test_shift_lane_rule() -> None:
     assert ptx.descriptor_problems(opcode, taddr=0x0040_0010) == []
     problems = ptx.descriptor_problems(opcode, taddr=0x0010_0000)
     assert len(problems) == 1 and "[shift-lane-aligned]" in problems[0]
+
+
+# -- tcgen05.mma's Tensor Memory operands are tmem_addr words too ----------------------------
+
+MMA_TMEM = ("d_tmem", "a_tmem", "lut_tmem", "sp_meta_tmem", "scale_a_tmem", "scale_b_tmem")
+
+
+def test_every_tensor_memory_address_is_linked() -> None:
+    """Every operand (or alternative) of a tcgen05 instruction that the spec describes as a
+    Tensor Memory address is linked to the tmem_addr descriptor, tcgen05.mma's included."""
+    from ptxgen.pipeline import load_model
+
+    iset = load_model(ROOT / "spec").instructions  # with the descriptions (ptx.py has none)
+    assert iset is not None
+    seen = {}
+    for ins in iset.instructions:
+        if not ins.name.startswith("tcgen05."):
+            continue
+        for op in ins.operands:
+            for name, desc in [(op.name, op.description)] + [(a.name, a.description)
+                                                             for a in op.choice]:
+                if desc.startswith("Tensor Memory address"):
+                    seen[f"{ins.id}.{name}"] = ins.descriptor_links.get(name)
+    assert {f"tcgen05_mma.{n}" for n in MMA_TMEM} <= set(seen), sorted(seen)
+    assert {k: v for k, v in seen.items() if v != ("tmem_addr", None)} == {}
+
+
+def test_mma_tmem_operands_take_descriptor_words() -> None:
+    dense = "tcgen05.mma.cta_group::1.kind::f16"
+    scaled = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"
+    word = 0x0040_0080  # lane 64, column 128
+    assert ptx.descriptor_problems(dense, d_tmem=word, a_tmem=word) == []
+    assert ptx.descriptor_problems(scaled, scale_a_tmem=word, scale_b_tmem=word) == []
+    assert ptx.descriptor_problems("tcgen05.mma.sp.cta_group::1.kind::f16",
+                                   sp_meta_tmem=word) == []
+    with pytest.raises(ptx.PtxFormError, match="a_desc is not a descriptor operand"):
+        ptx.descriptor_problems(dense, a_desc=0)
+    with pytest.raises(ptx.PtxFormError, match="no form of it takes the operand scale_a_tmem"):
+        ptx.descriptor_problems(dense, scale_a_tmem=word)
+
+
+def test_wrappers_and_docs_name_the_descriptor() -> None:
+    hpp = (INCLUDE / "ptxgen" / "ptx" / "tcgen05_mma.hpp").read_text()
+    for name in MMA_TMEM:
+        assert f"{name}: " in hpp and re.search(
+            rf"\* +{name}: [^\n]*\[tmem_addr descriptor: ptxgen/tmem_addr\.hpp\]", hpp), name
+    docs = (ROOT / "generated" / "docs" / "instructions.md").read_text()
+    assert "| d_tmem | address | b32, tmem_addr descriptor (tmem_addr.md) |" in docs
+    assert "a_tmem: address b32, tmem_addr descriptor (tmem_addr.md)" in docs
+    assert "[tmem_addr descriptor: ptxgen.isa.tmem_addr]" in (ptx.tcgen05_mma.__doc__ or "")
+
+
+def test_mma_takes_a_constexpr_tmem_addr(tmp_path: Path) -> None:
+    """A TmemAddr built in C++ is what the wrapper puts in the brackets of d_tmem."""
+    text = _ptx(tmp_path, """#include <ptxgen/ptx/tcgen05_mma.hpp>
+#include <ptxgen/tmem_addr.hpp>
+using namespace ptxgen::ptx;
+__global__ void k(unsigned long long a, unsigned long long b, unsigned idesc, unsigned base) {
+  constexpr std::uint32_t acc = ptxgen::TmemAddr{}.with_lane(0).with_column(64).encode();
+  static_assert(acc == 64u, "column 64");
+  tcgen05_mma<1, tcgen05_mma_kind::f16>(base + acc, a, b, idesc, true);
+}
+""", "sm_100a")
+    add = re.search(r"add\.s32\s+(%r\d+), %r\d+, 64;", text)
+    assert add, text
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16\s+\[" + re.escape(add.group(1))
+                     + r"\], %rd\d+, %rd\d+, %r\d+, p;", text), text
