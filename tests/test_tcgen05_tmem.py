@@ -15,9 +15,11 @@ per-form wrapper builds (tests/test_instr_wrappers.py):
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import toolkits
@@ -208,3 +210,65 @@ __global__ void k(unsigned long long a, unsigned long long b, unsigned idesc, un
     assert add, text
     assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16\s+\[" + re.escape(add.group(1))
                      + r"\], %rd\d+, %rd\d+, %r\d+, p;", text), text
+
+
+# -- immediates whose range the ptxas of 13.0 and 13.5 check differently --------------------
+
+IMMEDIATES = [
+    # (builder, its other arguments, the immediate operand)
+    ("tcgen05_alloc", {"cta_group": 1, "ss": "shared::cta", "dst": "r0"}, "ncols"),
+    ("tcgen05_dealloc", {"cta_group": 1, "taddr": "r0"}, "ncols"),
+    ("tcgen05_commit", {"cta_group": 1, "ss": "shared::cluster", "mbar": "r0",
+                        "multicast_mode": "multicast::cluster"}, "cta_mask"),
+]
+CANDIDATES = (-1, 0, 16, 32, 64, 96, 128, 256, 512, 544, 1024, 65535, 65536)
+
+
+def _immediate_text(builder: str, others: dict[str, object], operand: str
+                    ) -> tuple[str, Any, dict[str, str]]:
+    """The builder's text with the immediate 32 (a placeholder), the operand's model and
+    the form's qualifiers."""
+    from ptxgen.model.instructions import lookup
+
+    text = getattr(ptx, builder)(**others, **{operand: 32})
+    assert text.endswith(" 32;"), text
+    found = lookup(ptx.instruction_set(), text.split()[0])
+    assert found.valid and found.instruction is not None, found.problems
+    op = next(o for o in found.instruction.operands if o.name == operand)
+    return text, op, found.forms[0].params
+
+
+@pytest.mark.parametrize("release", ["13.0", "13.5"])
+@pytest.mark.parametrize(("builder", "others", "operand"), IMMEDIATES)
+def test_immediate_ranges_are_what_each_ptxas_takes(tmp_path: Path, release: str, builder: str,
+                                                    others: dict[str, object],
+                                                    operand: str) -> None:
+    """The spec's immediate set of the operand (the ISA's, or the toolkit's immediate
+    deviation) is exactly what that toolkit's ptxas accepts, value for value."""
+    ptxas = toolkits.require("ptxas", release)
+    text, op, params = _immediate_text(builder, others, operand)
+    allowed = op.immediates_for(params, release)
+    got, want = {}, {}
+    for v in CANDIDATES:
+        src = tmp_path / f"k{v}.ptx".replace("-", "m")
+        src.write_text(".version 8.6\n.target sm_100a\n.address_size 64\n"
+                       ".visible .entry k() {\n  .reg .b32 r<2>;\n"
+                       f"  {text[:-len(' 32;')]} {v};\n  ret;\n}}\n")
+        proc = subprocess.run([ptxas, "-arch=sm_100a", str(src), "-o", os.devnull],
+                              capture_output=True, text=True, check=False)
+        got[v] = proc.returncode == 0
+        want[v] = v in allowed
+    assert got == want, f"{release} {text}: {got} != spec {want}"
+    if release == "13.5":
+        # the ISA's set is 13.5's: no deviation of it
+        assert allowed == op.immediates_for(params, None)
+
+
+def test_builders_check_the_immediates() -> None:
+    with pytest.raises(ptx.PtxFormError, match="96 is not allowed; allowed: 32, 64, 128, 256"):
+        ptx.tcgen05_dealloc(cta_group=1, taddr="%r0", ncols=96)
+    assert ptx.tcgen05_alloc(exclusive=True, cta_group=1, dst="%rd0", ncols=96).endswith(
+        "[%rd0], 96;")
+    with pytest.raises(ptx.PtxFormError, match="65536 is not allowed; allowed: 0-65535"):
+        ptx.tcgen05_commit(cta_group=1, multicast_mode="multicast::cluster", mbar="%rd0",
+                           cta_mask=65536)

@@ -5084,7 +5084,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "access": "write",
                             "type": {"by": "ss", "values": {"none": "b64"}, "default": "b32"},
                         },
-                        {"name": "ncols", "kind": "register", "type": "b32"},
+                        {
+                            "name": "ncols",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "exclusive",
+                                "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
+                                "default": [32, 64, 128, 256, 512],
+                            },
+                        },
                     ],
                     "gates": [
                         {
@@ -5130,7 +5140,38 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": "b32",
                             "descriptor": {"name": "tmem_addr"},
                         },
-                        {"name": "ncols", "kind": "register", "type": "b32"},
+                        {
+                            "name": "ncols",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "exclusive",
+                                "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
+                                "default": [32, 64, 128, 256, 512],
+                            },
+                            "immediate_deviations": [
+                                {
+                                    "toolkits": ["13.0"],
+                                    "values": {"from": 0, "to": 4294967264, "step": 32},
+                                    "ptxas": (
+                                        "ptxas 13.0 (V13.0.88) checks only that an immediate "
+                                        "nCols of tcgen05.dealloc is a multiple of 32: "
+                                        "\"Argument 1 of instruction 'tcgen05.dealloc': "
+                                        "unexpected value '16', expected to be multiple of "
+                                        "32\"; 0, 96, 544 and 1024 assemble (13.5: \"Argument "
+                                        "1 of instruction 'tcgen05.dealloc' : value '0' "
+                                        "expected to be a non-zero positive\", \"Argument 1 "
+                                        "of 'tcgen05.dealloc' instruction: value must be "
+                                        "power of 2\", \"Argument 1 of instruction "
+                                        "'tcgen05.dealloc': value '1024' out of range, "
+                                        "expected to be in range [32..512]\"); 13.0 knows no "
+                                        ".exclusive"
+                                    ),
+                                    "note": "ncols-range",
+                                },
+                            ],
+                        },
                     ],
                     "gates": [
                         {
@@ -5732,6 +5773,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "multicast::cluster::32b",
                                 ],
                             },
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "multicast_mode",
+                                "values": {
+                                    "multicast::cluster::32b": {"from": 0, "to": 4294967295},
+                                },
+                                "default": {"from": 0, "to": 65535},
+                            },
+                            "immediate_deviations": [
+                                {
+                                    "toolkits": ["13.0"],
+                                    "values": [],
+                                    "ptxas": (
+                                        "ptxas 13.0 (V13.0.88) refuses every immediate "
+                                        "ctaMask (0, 3, 65535): \"Arguments mismatch for "
+                                        "instruction 'tcgen05.commit'\"; ptxas 13.5 takes "
+                                        "[0..65535] (::32b: [0..4294967295]): \"Argument 1 of "
+                                        "instruction 'tcgen05.commit': value '65536' out of "
+                                        "range, expected to be in range [0..65535]\""
+                                    ),
+                                    "note": "commit-mask",
+                                },
+                            ],
                         },
                     ],
                     "gates": [
@@ -8313,7 +8377,7 @@ def tcgen05_alloc(
     type: str = "b32",
     cta_group: int,
     dst: str,
-    ncols: str,
+    ncols: str | int,
 ) -> str:
     """``tcgen05.alloc``: allocate Tensor Memory columns.
 
@@ -8333,8 +8397,8 @@ def tcgen05_alloc(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta
             address with .shared::cta, a generic address without.
-        ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the
-            warp.
+        ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
+            32), the same in every thread of the warp.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8356,7 +8420,7 @@ def tcgen05_dealloc(
     type: str = "b32",
     cta_group: int,
     taddr: str,
-    ncols: str,
+    ncols: str | int,
 ) -> str:
     """``tcgen05.dealloc``: free Tensor Memory columns.
 
@@ -8372,7 +8436,8 @@ def tcgen05_dealloc(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address returned by the allocation (a register, not in brackets)
             [tmem_addr descriptor: ptxgen.isa.tmem_addr].
-        ncols: number of columns, a power of 2 in [32, 512].
+        ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
+            32).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8731,7 +8796,7 @@ def tcgen05_commit(
     ss: str | None = None,
     multicast_mode: str | None = None,
     type: str = "b64",
-    cta_mask: str | None = None,
+    cta_mask: str | int | None = None,
     cta_group: int,
     mbar: str,
 ) -> str:

@@ -282,6 +282,18 @@ class Operand:
     object: str | None = None  # address operands: mbarrier | shared | tensormap
     immediate: bool = False  # register operands: an immediate may replace the register
     immediate_values: Any = None  # the immediates allowed then (a value spec)
+    # (toolkits, value spec, ptxas message): the immediates the ptxas of those CUDA
+    # toolkits accepts instead of immediate_values ([]: none)
+    immediate_deviations: tuple[tuple[tuple[str, ...], Any, str], ...] = ()
+
+    def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
+        """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
+        the ISA's, ``immediate_values``): a range, a tuple, or ("range", lo, None)."""
+        spec = self.immediate_values
+        for toolkits, values, _ in self.immediate_deviations:
+            if toolkit in toolkits:
+                spec = values
+        return immediate_range(spec, form)
 
     @property
     def is_param(self) -> bool:
@@ -991,7 +1003,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("access", "read"),
                            (o["descriptor"]["name"], o["descriptor"].get("kind"))
                            if "descriptor" in o else None, o.get("object"),
-                           o.get("immediate") == "allowed", o.get("immediate_values")))
+                           o.get("immediate") == "allowed", o.get("immediate_values"),
+                           tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
+                                 for d in o.get("immediate_deviations", ()))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])

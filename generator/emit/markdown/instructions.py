@@ -64,6 +64,12 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             else:
                 typ = f"{spec_text(o.type if o.type is not None else o.values)}" \
                     f"{_word_of(o.descriptor)}"
+                if o.immediate:
+                    typ += ", or an immediate" + (f" {spec_text(o.immediate_values)}"
+                                                  if o.immediate_values is not None else "")
+                    typ += "".join(f" (CUDA {', '.join(tks)}: "
+                                   f"{spec_text(v) if v != [] else 'none'}; ptxas: {msg})"
+                                   for tks, v, msg in o.immediate_deviations)
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
             ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),

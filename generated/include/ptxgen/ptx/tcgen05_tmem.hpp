@@ -638,7 +638,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols);
  *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
  * Operands:
  *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
- *   ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the warp
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none>
@@ -683,7 +683,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 nco
  *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
  * Operands:
  *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
- *   ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the warp
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none>
@@ -727,7 +727,7 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
  *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
  * Operands:
  *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   ncols: number of columns, a power of 2 in [32, 512]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
@@ -771,7 +771,7 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1
  *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
  * Operands:
  *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   ncols: number of columns, a power of 2 in [32, 512]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
