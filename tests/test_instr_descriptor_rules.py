@@ -6,6 +6,7 @@ the validation of the links between instruction operands and spec/descriptors.""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -132,8 +133,80 @@ def test_rule_operand_must_be_a_descriptor(spec_copy: Path) -> None:
     edit(spec_copy, TC, "        operand: idesc\n        when: {ashift: true}",
          "        operand: b_desc\n        when: {ashift: true}")
     errs = errors(spec_copy)
-    assert any("'b_desc' is not a descriptor operand (one with `descriptor`: idesc)" in e
+    assert any("'b_desc' is not a descriptor operand (one with `descriptor`: d_tmem, "
+               "a_tmem, lut_tmem, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem)" in e
                for e in errs), errs
+
+
+# -- links on an alternative of a choice operand (tcgen05.mma's a_tmem, issue 16) ------------
+
+A_TMEM = "descriptor: {name: tmem_addr}, description: Tensor Memory address of A"
+A_TMEM_RULE = """    descriptor_rules:
+      - id: a-tmem-lane-0
+        operand: a_tmem
+        when: {ashift: true}
+        require: {lane: [0]}
+        message: test rule on the lane of a_tmem
+        provenance: {seeds: ["002"]}
+"""
+
+
+def test_alternative_descriptor_must_exist(spec_copy: Path) -> None:
+    edit(spec_copy, TC, A_TMEM, A_TMEM.replace("tmem_addr", "tmem_adr"))
+    line = line_of(spec_copy, TC, "{name: tmem_adr}")
+    errs = errors(spec_copy)
+    assert any(f"{TC}:{line}:" in e and "no descriptor 'tmem_adr' in the spec" in e
+               for e in errs), errs
+
+
+def test_rule_on_an_alternative_is_checked(spec_copy: Path) -> None:
+    """A rule may name an alternative of a choice operand; its fields are checked against
+    that alternative's descriptor (tmem_addr has lane and column, no m)."""
+    edit(spec_copy, TC, "    descriptor_rules:\n", A_TMEM_RULE.replace("lane: [0]", "m: [0]")
+         + "      # the real rules\n")
+    line = line_of(spec_copy, TC, "require: {m: [0]}")
+    errs = errors(spec_copy)
+    assert any(e.endswith(f"{TC}:{line}:19: tmem_addr has no field 'm'") for e in errs), errs
+
+
+def test_rule_on_an_alternative_reaches_python_and_cpp(spec_copy: Path,
+                                                       tmp_path: Path) -> None:
+    """With a rule on a_tmem the model checks it in the forms that take a_tmem only, and the
+    C++ emitter writes a constexpr checker for it that g++ evaluates."""
+    from cpp import harness
+    from cpp.harness import GXX_FLAGS
+
+    from ptxgen.emit.cpp import descriptor_rules
+    from ptxgen.model.instructions import descriptor_problems as engine_problems
+    from ptxgen.pipeline import load_model
+
+    edit(spec_copy, TC, "    descriptor_rules:\n", A_TMEM_RULE + "      # the real rules\n")
+    spec = load_model(spec_copy)
+    assert spec.instructions is not None
+    decode = ptx._decoder(None)
+    ok, bad = 0x0000_0040, 0x0020_0040
+    assert engine_problems(spec.instructions, ASHIFT, {"a_tmem": ok}, decode) == []
+    (msg,) = engine_problems(spec.instructions, ASHIFT, {"a_tmem": bad}, decode)
+    assert msg.endswith("[a-tmem-lane-0]") and "lane = 32" in msg, msg
+    assert engine_problems(spec.instructions, "tcgen05.mma.cta_group::1.kind::f16",
+                           {"a_tmem": bad}, decode) == []
+    files = descriptor_rules.emit(spec)
+    text = files[descriptor_rules.OUT].decode()
+    assert "tcgen05_mma_a_tmem_problem" in text
+    include = tmp_path / "include"
+    shutil.copytree(harness.INCLUDE, include)
+    (include / "ptxgen" / "ptx" / "descriptor_rules.hpp").write_text(text)
+    src = tmp_path / "t.cpp"
+    src.write_text(
+        '#include "ptxgen/ptx/descriptor_rules.hpp"\n'
+        "using namespace ptxgen::ptx;\n"
+        f"static_assert(tcgen05_mma_a_tmem_problem<true>({ok:#x}u) == nullptr, \"ok\");\n"
+        f"static_assert(tcgen05_mma_a_tmem_problem<true>({bad:#x}u) != nullptr, \"bad\");\n"
+        f"static_assert(tcgen05_mma_a_tmem_problem<false>({bad:#x}u) == nullptr, \"off\");\n"
+        "int main() { return 0; }\n")
+    flags = [f for f in GXX_FLAGS if not f.startswith("-I")]  # this include tree only
+    harness.run([harness.tool("g++"), *flags, f"-I{include}", str(src), "-o",
+                 str(tmp_path / "t")])
 
 
 # -- shapes rules (issue 12) -----------------------------------------------------------------

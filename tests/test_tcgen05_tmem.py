@@ -15,9 +15,11 @@ per-form wrapper builds (tests/test_instr_wrappers.py):
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import toolkits
@@ -141,3 +143,132 @@ def test_shift_lane_rule() -> None:
     assert ptx.descriptor_problems(opcode, taddr=0x0040_0010) == []
     problems = ptx.descriptor_problems(opcode, taddr=0x0010_0000)
     assert len(problems) == 1 and "[shift-lane-aligned]" in problems[0]
+
+
+# -- tcgen05.mma's Tensor Memory operands are tmem_addr words too ----------------------------
+
+MMA_TMEM = ("d_tmem", "a_tmem", "lut_tmem", "sp_meta_tmem", "scale_a_tmem", "scale_b_tmem")
+
+
+def test_every_tensor_memory_address_is_linked() -> None:
+    """Every operand (or alternative) of a tcgen05 instruction that the spec describes as a
+    Tensor Memory address is linked to the tmem_addr descriptor, tcgen05.mma's included."""
+    from ptxgen.pipeline import load_model
+
+    iset = load_model(ROOT / "spec").instructions  # with the descriptions (ptx.py has none)
+    assert iset is not None
+    seen = {}
+    for ins in iset.instructions:
+        if not ins.name.startswith("tcgen05."):
+            continue
+        for op in ins.operands:
+            for name, desc in [(op.name, op.description)] + [(a.name, a.description)
+                                                             for a in op.choice]:
+                if desc.startswith("Tensor Memory address"):
+                    seen[f"{ins.id}.{name}"] = ins.descriptor_links.get(name)
+    assert {f"tcgen05_mma.{n}" for n in MMA_TMEM} <= set(seen), sorted(seen)
+    assert {k: v for k, v in seen.items() if v != ("tmem_addr", None)} == {}
+
+
+def test_mma_tmem_operands_take_descriptor_words() -> None:
+    dense = "tcgen05.mma.cta_group::1.kind::f16"
+    scaled = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"
+    word = 0x0040_0080  # lane 64, column 128
+    assert ptx.descriptor_problems(dense, d_tmem=word, a_tmem=word) == []
+    assert ptx.descriptor_problems(scaled, scale_a_tmem=word, scale_b_tmem=word) == []
+    assert ptx.descriptor_problems("tcgen05.mma.sp.cta_group::1.kind::f16",
+                                   sp_meta_tmem=word) == []
+    with pytest.raises(ptx.PtxFormError, match="a_desc is not a descriptor operand"):
+        ptx.descriptor_problems(dense, a_desc=0)
+    with pytest.raises(ptx.PtxFormError, match="no form of it takes the operand scale_a_tmem"):
+        ptx.descriptor_problems(dense, scale_a_tmem=word)
+
+
+def test_wrappers_and_docs_name_the_descriptor() -> None:
+    hpp = (INCLUDE / "ptxgen" / "ptx" / "tcgen05_mma.hpp").read_text()
+    for name in MMA_TMEM:
+        assert f"{name}: " in hpp and re.search(
+            rf"\* +{name}: [^\n]*\[tmem_addr descriptor: ptxgen/tmem_addr\.hpp\]", hpp), name
+    docs = (ROOT / "generated" / "docs" / "instructions.md").read_text()
+    assert "| d_tmem | address | b32, tmem_addr descriptor (tmem_addr.md) |" in docs
+    assert "a_tmem: address b32, tmem_addr descriptor (tmem_addr.md)" in docs
+    assert "[tmem_addr descriptor: ptxgen.isa.tmem_addr]" in (ptx.tcgen05_mma.__doc__ or "")
+
+
+def test_mma_takes_a_constexpr_tmem_addr(tmp_path: Path) -> None:
+    """A TmemAddr built in C++ is what the wrapper puts in the brackets of d_tmem."""
+    text = _ptx(tmp_path, """#include <ptxgen/ptx/tcgen05_mma.hpp>
+#include <ptxgen/tmem_addr.hpp>
+using namespace ptxgen::ptx;
+__global__ void k(unsigned long long a, unsigned long long b, unsigned idesc, unsigned base) {
+  constexpr std::uint32_t acc = ptxgen::TmemAddr{}.with_lane(0).with_column(64).encode();
+  static_assert(acc == 64u, "column 64");
+  tcgen05_mma<1, tcgen05_mma_kind::f16>(base + acc, a, b, idesc, true);
+}
+""", "sm_100a")
+    add = re.search(r"add\.s32\s+(%r\d+), %r\d+, 64;", text)
+    assert add, text
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16\s+\[" + re.escape(add.group(1))
+                     + r"\], %rd\d+, %rd\d+, %r\d+, p;", text), text
+
+
+# -- immediates whose range the ptxas of 13.0 and 13.5 check differently --------------------
+
+IMMEDIATES = [
+    # (builder, its other arguments, the immediate operand)
+    ("tcgen05_alloc", {"cta_group": 1, "ss": "shared::cta", "dst": "r0"}, "ncols"),
+    ("tcgen05_dealloc", {"cta_group": 1, "taddr": "r0"}, "ncols"),
+    ("tcgen05_commit", {"cta_group": 1, "ss": "shared::cluster", "mbar": "r0",
+                        "multicast_mode": "multicast::cluster"}, "cta_mask"),
+]
+CANDIDATES = (-1, 0, 16, 32, 64, 96, 128, 256, 512, 544, 1024, 65535, 65536)
+
+
+def _immediate_text(builder: str, others: dict[str, object], operand: str
+                    ) -> tuple[str, Any, dict[str, str]]:
+    """The builder's text with the immediate 32 (a placeholder), the operand's model and
+    the form's qualifiers."""
+    from ptxgen.model.instructions import lookup
+
+    text = getattr(ptx, builder)(**others, **{operand: 32})
+    assert text.endswith(" 32;"), text
+    found = lookup(ptx.instruction_set(), text.split()[0])
+    assert found.valid and found.instruction is not None, found.problems
+    op = next(o for o in found.instruction.operands if o.name == operand)
+    return text, op, found.forms[0].params
+
+
+@pytest.mark.parametrize("release", ["13.0", "13.5"])
+@pytest.mark.parametrize(("builder", "others", "operand"), IMMEDIATES)
+def test_immediate_ranges_are_what_each_ptxas_takes(tmp_path: Path, release: str, builder: str,
+                                                    others: dict[str, object],
+                                                    operand: str) -> None:
+    """The spec's immediate set of the operand (the ISA's, or the toolkit's immediate
+    deviation) is exactly what that toolkit's ptxas accepts, value for value."""
+    ptxas = toolkits.require("ptxas", release)
+    text, op, params = _immediate_text(builder, others, operand)
+    allowed = op.immediates_for(params, release)
+    got, want = {}, {}
+    for v in CANDIDATES:
+        src = tmp_path / f"k{v}.ptx".replace("-", "m")
+        src.write_text(".version 8.6\n.target sm_100a\n.address_size 64\n"
+                       ".visible .entry k() {\n  .reg .b32 r<2>;\n"
+                       f"  {text[:-len(' 32;')]} {v};\n  ret;\n}}\n")
+        proc = subprocess.run([ptxas, "-arch=sm_100a", str(src), "-o", os.devnull],
+                              capture_output=True, text=True, check=False)
+        got[v] = proc.returncode == 0
+        want[v] = v in allowed
+    assert got == want, f"{release} {text}: {got} != spec {want}"
+    if release == "13.5":
+        # the ISA's set is 13.5's: no deviation of it
+        assert allowed == op.immediates_for(params, None)
+
+
+def test_builders_check_the_immediates() -> None:
+    with pytest.raises(ptx.PtxFormError, match="96 is not allowed; allowed: 32, 64, 128, 256"):
+        ptx.tcgen05_dealloc(cta_group=1, taddr="%r0", ncols=96)
+    assert ptx.tcgen05_alloc(exclusive=True, cta_group=1, dst="%rd0", ncols=96).endswith(
+        "[%rd0], 96;")
+    with pytest.raises(ptx.PtxFormError, match="65536 is not allowed; allowed: 0-65535"):
+        ptx.tcgen05_commit(cta_group=1, multicast_mode="multicast::cluster", mbar="%rd0",
+                           cta_mask=65536)

@@ -4561,7 +4561,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "operands": [
-                        {"name": "d_tmem", "kind": "address", "type": "b32"},
+                        {
+                            "name": "d_tmem",
+                            "kind": "address",
+                            "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
+                        },
                         {
                             "name": "a",
                             "choice": [
@@ -4570,6 +4575,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "name": "a_tmem",
                                     "kind": "address",
                                     "type": "b32",
+                                    "descriptor": {"name": "tmem_addr"},
                                     "suffix": "_tmem",
                                 },
                             ],
@@ -4579,12 +4585,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "lut_tmem",
                             "kind": "address",
                             "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
                             "when": {"decompress": True},
                         },
                         {
                             "name": "sp_meta_tmem",
                             "kind": "address",
                             "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
                             "when": {"sp": True},
                         },
                         {
@@ -4597,12 +4605,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "scale_a_tmem",
                             "kind": "address",
                             "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
                             "when": {"block_scale": True},
                         },
                         {
                             "name": "scale_b_tmem",
                             "kind": "address",
                             "type": "b32",
+                            "descriptor": {"name": "tmem_addr"},
                             "when": {"block_scale": True},
                         },
                         {
@@ -5074,7 +5084,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "access": "write",
                             "type": {"by": "ss", "values": {"none": "b64"}, "default": "b32"},
                         },
-                        {"name": "ncols", "kind": "register", "type": "b32"},
+                        {
+                            "name": "ncols",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "exclusive",
+                                "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
+                                "default": [32, 64, 128, 256, 512],
+                            },
+                        },
                     ],
                     "gates": [
                         {
@@ -5120,7 +5140,38 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": "b32",
                             "descriptor": {"name": "tmem_addr"},
                         },
-                        {"name": "ncols", "kind": "register", "type": "b32"},
+                        {
+                            "name": "ncols",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "exclusive",
+                                "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
+                                "default": [32, 64, 128, 256, 512],
+                            },
+                            "immediate_deviations": [
+                                {
+                                    "toolkits": ["13.0"],
+                                    "values": {"from": 0, "to": 4294967264, "step": 32},
+                                    "ptxas": (
+                                        "ptxas 13.0 (V13.0.88) checks only that an immediate "
+                                        "nCols of tcgen05.dealloc is a multiple of 32: "
+                                        "\"Argument 1 of instruction 'tcgen05.dealloc': "
+                                        "unexpected value '16', expected to be multiple of "
+                                        "32\"; 0, 96, 544 and 1024 assemble (13.5: \"Argument "
+                                        "1 of instruction 'tcgen05.dealloc' : value '0' "
+                                        "expected to be a non-zero positive\", \"Argument 1 "
+                                        "of 'tcgen05.dealloc' instruction: value must be "
+                                        "power of 2\", \"Argument 1 of instruction "
+                                        "'tcgen05.dealloc': value '1024' out of range, "
+                                        "expected to be in range [32..512]\"); 13.0 knows no "
+                                        ".exclusive"
+                                    ),
+                                    "note": "ncols-range",
+                                },
+                            ],
+                        },
                     ],
                     "gates": [
                         {
@@ -5722,6 +5773,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "multicast::cluster::32b",
                                 ],
                             },
+                            "immediate": "allowed",
+                            "immediate_values": {
+                                "by": "multicast_mode",
+                                "values": {
+                                    "multicast::cluster::32b": {"from": 0, "to": 4294967295},
+                                },
+                                "default": {"from": 0, "to": 65535},
+                            },
+                            "immediate_deviations": [
+                                {
+                                    "toolkits": ["13.0"],
+                                    "values": [],
+                                    "ptxas": (
+                                        "ptxas 13.0 (V13.0.88) refuses every immediate "
+                                        "ctaMask (0, 3, 65535): \"Arguments mismatch for "
+                                        "instruction 'tcgen05.commit'\"; ptxas 13.5 takes "
+                                        "[0..65535] (::32b: [0..4294967295]): \"Argument 1 of "
+                                        "instruction 'tcgen05.commit': value '65536' out of "
+                                        "range, expected to be in range [0..65535]\""
+                                    ),
+                                    "note": "commit-mask",
+                                },
+                            ],
                         },
                     ],
                     "gates": [
@@ -8243,16 +8317,22 @@ def tcgen05_mma(
             a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d_tmem: Tensor Memory address of D (the accumulator).
+        d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
         a_desc: shared memory matrix descriptor of A (one of a_desc, a_tmem).
-        a_tmem: Tensor Memory address of A (one of a_desc, a_tmem).
+        a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen.isa.tmem_addr] (one
+            of a_desc, a_tmem).
         b_desc: shared memory matrix descriptor of B.
-        lut_tmem: Tensor Memory address of the lookup table that decompresses B (only when
-            decompress = true).
-        sp_meta_tmem: Tensor Memory address of the sparsity metadata (only when sp = true).
-        idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44).
-        scale_a_tmem: Tensor Memory address of scale_A (only when block_scale = true).
-        scale_b_tmem: Tensor Memory address of scale_B (only when block_scale = true).
+        lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr
+            descriptor: ptxgen.isa.tmem_addr] (only when decompress = true).
+        sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr] (only when sp = true).
+        idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+            [instr_desc descriptor: ptxgen.isa.instr_desc].
+        scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr] (only when block_scale = true).
+        scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr] (only when block_scale = true).
         disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
             (optional; only when block_scale = false, ws = false).
         enable_input_d: false computes D = A*B.
@@ -8297,7 +8377,7 @@ def tcgen05_alloc(
     type: str = "b32",
     cta_group: int,
     dst: str,
-    ncols: str,
+    ncols: str | int,
 ) -> str:
     """``tcgen05.alloc``: allocate Tensor Memory columns.
 
@@ -8317,8 +8397,8 @@ def tcgen05_alloc(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta
             address with .shared::cta, a generic address without.
-        ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the
-            warp.
+        ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
+            32), the same in every thread of the warp.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8340,7 +8420,7 @@ def tcgen05_dealloc(
     type: str = "b32",
     cta_group: int,
     taddr: str,
-    ncols: str,
+    ncols: str | int,
 ) -> str:
     """``tcgen05.dealloc``: free Tensor Memory columns.
 
@@ -8354,9 +8434,10 @@ def tcgen05_dealloc(
         type: one of b32. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address returned by the allocation (a register, not in
-            brackets).
-        ncols: number of columns, a power of 2 in [32, 512].
+        taddr: Tensor Memory address returned by the allocation (a register, not in brackets)
+            [tmem_addr descriptor: ptxgen.isa.tmem_addr].
+        ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
+            32).
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8421,7 +8502,8 @@ def tcgen05_ld(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         r: destination registers (Table 49).
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
 
@@ -8468,7 +8550,8 @@ def tcgen05_ld_red(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         r: destination registers.
         redval: the reduction of each lane's loaded values.
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
 
@@ -8524,7 +8607,8 @@ def tcgen05_ld_red_spcompress(
         mdata: the 2:4 metadata (2 bits per kept value).
         cdata: the kept (compressed) values, half of num.
         redval: the reduction of each lane's loaded values.
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8570,7 +8654,8 @@ def tcgen05_st(
         type: one of b32. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         r: source registers (Table 50).
@@ -8659,8 +8744,10 @@ def tcgen05_cp(
             16 6-bit (or 4-bit) elements with 32 (64) bits of padding into 16 8-bit elements
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
-        s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
+        s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40) [smem_desc
+            descriptor: ptxgen.isa.smem_desc].
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8690,7 +8777,8 @@ def tcgen05_shift(
         direction: one of down. fixed text (.down is mandatory and the only direction)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml).
+        taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
+            ptxgen.isa.tmem_addr].
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8708,7 +8796,7 @@ def tcgen05_commit(
     ss: str | None = None,
     multicast_mode: str | None = None,
     type: str = "b64",
-    cta_mask: str | None = None,
+    cta_mask: str | int | None = None,
     cta_group: int,
     mbar: str,
 ) -> str:

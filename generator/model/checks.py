@@ -223,13 +223,20 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
             base: tuple[str | int, ...] = ("instructions", i)
             quals = {q["name"]: q for q in raw["qualifiers"]}
             linked: dict[str, tuple[Descriptor, list[str | None]]] = {}
+            # operands and alternatives of choice operands (tcgen05.mma's a_tmem)
+            described: list[tuple[tuple[str | int, ...], Mapping[str, Any]]] = []
             for j, op in enumerate(raw["operands"]):
+                described.append((("operands", j), op))
+                described += [(("operands", j, "choice", k), a)
+                              for k, a in enumerate(op.get("choice", ()))]
+            links = {op["name"]: op["descriptor"] for _, op in described if "descriptor" in op}
+            for at, op in described:
                 link = op.get("descriptor")
                 if link is None:
                     continue
                 desc = descriptors.get(link["name"])
                 if desc is None:
-                    errors.append(doc.source.diag(base + ("operands", j, "descriptor", "name"),
+                    errors.append(doc.source.diag(base + at + ("descriptor", "name"),
                                                   f"no descriptor {link['name']!r} in the spec "
                                                   f"({', '.join(sorted(descriptors))})"))
                     continue
@@ -239,7 +246,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                     missing = [k for k in kinds if k not in desc.all_kinds]
                     if missing:
                         errors.append(doc.source.diag(
-                            base + ("operands", j, "descriptor", "kind"),
+                            base + at + ("descriptor", "kind"),
                             f"{link['kind']} values {', '.join(map(str, missing))} are not "
                             f"kinds of {desc.name} ({', '.join(desc.all_kinds)})"))
                         continue
@@ -248,8 +255,7 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                 if rule["operand"] not in linked:
                     continue  # reported by the instruction checks
                 desc, kinds = linked[rule["operand"]]
-                kind_of = next(o["descriptor"].get("kind") for o in raw["operands"]
-                               if o["name"] == rule["operand"])
+                kind_of = links[rule["operand"]].get("kind")
                 when = Condition.build(rule["when"])
                 matcher = dict(when.items).get(kind_of) if kind_of else None
                 kinds = [k for k in kinds if matcher is None or k is None or matcher(k)]
@@ -348,8 +354,7 @@ def _check_variants(doc: Document, name: str, since: Mapping[str, Any],
                                        f"{'from PTX ISA ' + first if first else 'never'}, "
                                        f"not from {var.since}")
         for ins, op, _ in consumers:
-            link = next((getattr(o, "descriptor", None) for o in ins.operands
-                         if o.name == op), None)
+            link = ins.descriptor_links.get(op)
             kind_of = link[1] if link else None
             if kind_of is None or not var.kinds:
                 continue
@@ -418,10 +423,9 @@ def _consumers(name: str, since: Mapping[str, Any], by_id: Mapping[str, Instruct
             continue
         out.append((ins, c["operand"], None))
     for ins in by_id.values():
-        for o in ins.operands:
-            link = getattr(o, "descriptor", None)
-            if link and link[0] == name and (ins, o.name, None) not in out:
-                out.append((ins, o.name, link[1]))
+        for op_name, link in ins.descriptor_links.items():
+            if link[0] == name and (ins, op_name, None) not in out:
+                out.append((ins, op_name, link[1]))
     return out
 
 

@@ -258,6 +258,8 @@ class Alternative:
     count: Any
     description: str
     suffix: str
+    # a descriptor word of spec/descriptors: (descriptor name, qualifier giving its kind)
+    descriptor: tuple[str, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,18 @@ class Operand:
     object: str | None = None  # address operands: mbarrier | shared | tensormap
     immediate: bool = False  # register operands: an immediate may replace the register
     immediate_values: Any = None  # the immediates allowed then (a value spec)
+    # (toolkits, value spec, ptxas message): the immediates the ptxas of those CUDA
+    # toolkits accepts instead of immediate_values ([]: none)
+    immediate_deviations: tuple[tuple[tuple[str, ...], Any, str], ...] = ()
+
+    def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
+        """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
+        the ISA's, ``immediate_values``): a range, a tuple, or ("range", lo, None)."""
+        spec = self.immediate_values
+        for toolkits, values, _ in self.immediate_deviations:
+            if toolkit in toolkits:
+                spec = values
+        return immediate_range(spec, form)
 
     @property
     def is_param(self) -> bool:
@@ -549,6 +563,17 @@ class Instruction:
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} ({self.spec_file or 'embedded'})>"
+
+    @cached_property
+    def descriptor_links(self) -> dict[str, tuple[str, str | None]]:
+        """(descriptor name, kind qualifier) of every operand, or alternative of a choice
+        operand, that is a descriptor word of spec/descriptors, by operand name."""
+        out: dict[str, tuple[str, str | None]] = {}
+        for o in self.operands:
+            if o.descriptor is not None:
+                out[o.name] = o.descriptor
+            out.update((a.name, a.descriptor) for a in o.choice if a.descriptor is not None)
+        return out
 
     def descriptor_problems(self, form: Mapping[str, str], operand: str,
                             fields: Mapping[str, object]) -> list[str]:
@@ -964,7 +989,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
     ops = []
     for o in raw["operands"]:
         choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),
-                                   " ".join(a.get("description", "").split()), a.get("suffix", ""))
+                                   " ".join(a.get("description", "").split()), a.get("suffix", ""),
+                                   (a["descriptor"]["name"], a["descriptor"].get("kind"))
+                                   if "descriptor" in a else None)
                        for a in o.get("choice", ()))
         kind = "choice" if choice else o["kind"]
         typ = o.get("type", "pred" if kind == "predicate" else None)
@@ -976,7 +1003,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("access", "read"),
                            (o["descriptor"]["name"], o["descriptor"].get("kind"))
                            if "descriptor" in o else None, o.get("object"),
-                           o.get("immediate") == "allowed", o.get("immediate_values")))
+                           o.get("immediate") == "allowed", o.get("immediate_values"),
+                           tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
+                                 for d in o.get("immediate_deviations", ()))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1173,13 +1202,16 @@ def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, i
     ins = found.instruction
     out: list[str] = []
     for name, word in words.items():
-        op = next((o for o in ins.operands if o.name == name and o.descriptor), None)
-        if op is None or op.descriptor is None:
-            known = ", ".join(o.name for o in ins.operands if o.descriptor) or "none"
+        link = ins.descriptor_links.get(name)
+        if link is None:
+            known = ", ".join(ins.descriptor_links) or "none"
             raise PtxFormError(f"{ins.name}: {name} is not a descriptor operand "
                                f"(descriptor operands: {known})")
-        desc, kind_of = op.descriptor
-        for form in found.forms:
+        desc, kind_of = link
+        forms = [f for f in found.forms if name in f.operand_names]
+        if not forms:
+            raise PtxFormError(f"{opcode}: no form of it takes the operand {name}")
+        for form in forms:
             kind = form.params[kind_of] if kind_of else None
             try:
                 fields = decode(desc, kind, word)

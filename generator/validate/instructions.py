@@ -321,11 +321,16 @@ class _InstrChecker(_Checker):
                     self.value_spec(p + ("operands", name), spec, domains)
         for i, ex in enumerate(raw.get("examples", [])):
             self.note_ref(base + ("examples", i, "note"), ex.get("note"))
-        described = {o["name"]: o["descriptor"] for o in raw["operands"] if "descriptor" in o}
+        # an operand or an alternative of a choice operand may be a descriptor word
+        linked: list[tuple[tuple[int | str, ...], Mapping[str, Any]]] = []
         for i, o in enumerate(raw["operands"]):
+            linked.append(((i,), o))
+            linked += [((i, "choice", j), a) for j, a in enumerate(o.get("choice", ()))]
+        described = {o["name"]: o["descriptor"] for _, o in linked if "descriptor" in o}
+        for at, o in linked:
             kind_of = o.get("descriptor", {}).get("kind")
             if kind_of is not None and kind_of not in qual_domains:
-                self.err(base + ("operands", i, "descriptor", "kind"),
+                self.err(base + ("operands", *at, "descriptor", "kind"),
                          f"{kind_of!r} is not a qualifier")
         seen_ids: set[str] = set()
         for i, r in enumerate(raw.get("descriptor_rules", [])):

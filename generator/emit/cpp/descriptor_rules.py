@@ -89,12 +89,11 @@ def emit(spec: Spec) -> Files:
     by_name = {d.name: d for d in spec.descriptors}
     checkers, headers, sources = [], set(), set()
     for ins in iset.instructions:
-        for op in ins.operands:
-            if op.descriptor is None or not any(r.operand == op.name
-                                                for r in ins.descriptor_rules):
+        for name, (desc_name, kind_of) in ins.descriptor_links.items():
+            if not any(r.operand == name for r in ins.descriptor_rules):
                 continue
-            desc = by_name[op.descriptor[0]]
-            checkers.append(_checker(ins, op.name, desc, op.descriptor[1]))
+            desc = by_name[desc_name]
+            checkers.append(_checker(ins, name, desc, kind_of))
             # relative to this header, like the other generated includes
             headers.add(f"../{desc.name}.hpp")
             headers.add(f"{ins.spec_file.rsplit('/', 1)[-1].removesuffix('.yaml')}.hpp")

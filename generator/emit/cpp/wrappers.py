@@ -873,6 +873,9 @@ class _Wrapper:
             op = next(o for o in ins.operands
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             desc = next((a.description for a in op.choice if a.name == u.name), op.description)
+            link = ins.descriptor_links.get(u.name)
+            if link is not None:
+                desc += f" [{link[0]} descriptor: ptxgen/{link[0]}.hpp]"
             lines.append(f"  {u.name}: {desc}".rstrip())
         lines.append("Fails to compile for an invalid combination, qualifier value or array "
                      "(static_assert saying what the form needs) and, for a target without the "

@@ -29,6 +29,14 @@ def _prov_text(p: Any) -> str:
     return "; ".join(parts) or "-"
 
 
+def _word_of(link: tuple[str, str | None] | None) -> str:
+    """How the operand table names a descriptor link (the word's layout, its document)."""
+    if link is None:
+        return ""
+    name, kind_of = link
+    return f", {name} descriptor ({name}.md" + (f"; kind from {kind_of})" if kind_of else ")")
+
+
 def docs_view(iset: InstructionSet) -> dict[str, Any]:
     md = escape.md_cell
     out = []
@@ -48,12 +56,20 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
         ops = []
         for o in ins.operands:
             if o.choice:
-                typ = " or ".join(f"{a.name}: {a.kind} {spec_text(a.type)}" for a in o.choice)
+                typ = " or ".join(f"{a.name}: {a.kind} {spec_text(a.type)}{_word_of(a.descriptor)}"
+                                  for a in o.choice)
             elif o.elements:
                 typ = "{" + ", ".join(f"{n}: {spec_text(v)}" for n, v in o.elements) + \
                     "} immediates"
             else:
-                typ = spec_text(o.type if o.type is not None else o.values)
+                typ = f"{spec_text(o.type if o.type is not None else o.values)}" \
+                    f"{_word_of(o.descriptor)}"
+                if o.immediate:
+                    typ += ", or an immediate" + (f" {spec_text(o.immediate_values)}"
+                                                  if o.immediate_values is not None else "")
+                    typ += "".join(f" (CUDA {', '.join(tks)}: "
+                                   f"{spec_text(v) if v != [] else 'none'}; ptxas: {msg})"
+                                   for tks, v, msg in o.immediate_deviations)
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
             ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),

@@ -79,6 +79,9 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
                            "annotation": f"{ann} | None" if maybe else ann,
                            "default": "None" if maybe else ""})
             what = (alt.description if alt else op.description) or kind
+            link = ins.descriptor_links.get(name)
+            if link is not None:
+                what += f" [{link[0]} descriptor: ptxgen.isa.{link[0]}]"
             when = ""
             if op.choice:
                 when = f" (one of {', '.join(a.name for a in op.choice)})"

@@ -153,10 +153,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -224,10 +224,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -299,10 +299,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -375,10 +375,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -458,10 +458,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -528,10 +528,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -604,10 +604,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -679,10 +679,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -763,12 +763,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -851,12 +851,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -926,11 +926,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -982,11 +982,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1043,11 +1043,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1099,11 +1099,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1163,13 +1163,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1231,13 +1231,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   lut_tmem: Tensor Memory address of the lookup table that decompresses B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1303,11 +1303,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1376,11 +1376,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1453,11 +1453,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1531,11 +1531,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -1616,11 +1616,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1688,11 +1688,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1766,11 +1766,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1843,11 +1843,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -1929,13 +1929,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2022,13 +2022,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
- *   scale_a_tmem: Tensor Memory address of scale_A
- *   scale_b_tmem: Tensor Memory address of scale_B
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
+ *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2111,10 +2111,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2182,10 +2182,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2255,10 +2255,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2326,10 +2326,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2399,11 +2399,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2472,11 +2472,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2547,11 +2547,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -2620,11 +2620,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
- *   d_tmem: Tensor Memory address of D (the accumulator)
- *   a_tmem: Tensor Memory address of A
+ *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   b_desc: shared memory matrix descriptor of B
- *   sp_meta_tmem: Tensor Memory address of the sparsity metadata
- *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
+ *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.

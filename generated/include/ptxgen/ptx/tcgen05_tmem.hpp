@@ -638,7 +638,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols);
  *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
  * Operands:
  *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
- *   ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the warp
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none>
@@ -683,7 +683,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 nco
  *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
  * Operands:
  *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
- *   ncols: number of columns, a power of 2 in [32, 512], the same in every thread of the warp
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none>
@@ -726,8 +726,8 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
  * Operands:
- *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets)
- *   ncols: number of columns, a power of 2 in [32, 512]
+ *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
@@ -770,8 +770,8 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
  * Operands:
- *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets)
- *   ncols: number of columns, a power of 2 in [32, 512]
+ *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
@@ -864,7 +864,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr);
  *   PtxgenPack: pack (true / false). pack two 16-bit elements of adjacent columns into one 32-bit register
  * Operands:
  *   r: destination registers (Table 49)
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
@@ -920,7 +920,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr);
  *   PtxgenPack: pack (true / false). pack two 16-bit elements of adjacent columns into one 32-bit register
  * Operands:
  *   r: destination registers (Table 49)
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -992,7 +992,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, Ptxg
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
@@ -1062,7 +1062,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, Ptxg
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1131,7 +1131,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA
  *   mdata: the 2:4 metadata (2 bits per kept value)
  *   cdata: the kept (compressed) values, half of num
  *   redval: the reduction of each lane's loaded values
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
@@ -1192,7 +1192,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r);
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenUnpack: unpack (true / false).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   r: source registers (Table 50)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -1248,7 +1248,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r);
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenUnpack: unpack (true / false).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  *   r: source registers (Table 50)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -1375,8 +1375,8 @@ PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc);
  *   PtxgenMulticast: multicast (none, warpx2::02_13, warpx2::01_23, warpx4). copy to warp pairs 0/2 and 1/3, warp pairs 0/1 and 2/3 (each receiving half), or to all four warps
  *   PtxgenDstSrcFmt: dst_src_fmt (none, b8x16.b6x16_p32, b8x16.b4x16_p64). decompress 16 6-bit (or 4-bit) elements with 32 (64) bits of padding into 16 8-bit elements
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
- *   s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup, tcgen05_cp_shape PtxgenShape, tcgen05_cp_multicast PtxgenMulticast = tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt PtxgenDstSrcFmt = tcgen05_cp_dst_src_fmt::none>
@@ -1425,7 +1425,7 @@ PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr);
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2).
  * Operands:
- *   taddr: Tensor Memory address (lane << 16 | column; spec/descriptors/tmem_addr.yaml)
+ *   taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <int PtxgenCtaGroup>
