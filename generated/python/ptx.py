@@ -4451,6 +4451,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "barrier_arrive", "when": {"action": "arrive"}},
                     ],
                 },
+                {
+                    "name": "elect.sync",
+                    "id": "elect_sync",
+                    "qualifiers": [],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "io": "out",
+                            "choice": [
+                                {
+                                    "name": "lane",
+                                    "kind": "register",
+                                    "type": "b32",
+                                    "suffix": "_lane",
+                                },
+                                {"name": "sink", "kind": "sink"},
+                            ],
+                        },
+                        {"name": "elected", "kind": "predicate", "io": "out", "joined": True},
+                        {
+                            "name": "membermask",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [{"id": "elect", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
+                    "wrappers": [{"name": "elect_sync", "when": {}}],
+                },
             ],
         },
     ),
@@ -6346,6 +6375,7 @@ FORM_COUNTS: dict[str, int] = {
     "barrier_cluster": 10,
     "mapa_address": 4,
     "barrier_named": 12,
+    "elect_sync": 2,
     "tcgen05_mma": 1908,
     "tcgen05_alloc": 8,
     "tcgen05_dealloc": 4,
@@ -6454,6 +6484,8 @@ FORM_DIGESTS: dict[str, str] = {
         "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
     "barrier_named":
         "35ea3f5a5e09cc806afd75ef59d88c023daec08773a2be905ba9bb2015952c2f",
+    "elect_sync":
+        "2746ca62bf333e60c33f589089e2474a0481623bfaa76c788b8128e328c052c9",
     "tcgen05_mma":
         "28d024d03658e0ac6169bf8e1232f48f8cd8a8cc72ce116e12afbcfb73a7b3fc",
     "tcgen05_alloc":
@@ -8186,6 +8218,39 @@ def barrier_named(
     })
 
 
+def elect_sync(
+    *,
+    lane: str | None = None,
+    sink: bool | None = None,
+    elected: str,
+    membermask: str | int,
+) -> str:
+    """``elect.sync``: elect one leader thread of the warp.
+
+    Elects one thread among the non-exited threads named by membermask (the same leader in
+    every thread that executes it): d (lane) receives the lane id of the leader in every
+    participating thread, p (elected) is true in the leader only. Both destinations are
+    written joined, d|p; the sink `_` may stand for d.
+
+    Qualifiers:
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        lane: the lane id of the elected leader (returned by elect_sync_lane) (one of lane,
+            sink).
+        sink: `_`: discard the lane id (one of lane, sink).
+        elected: true in the elected leader thread, false in the others.
+        membermask: the threads taking part, one bit per lane.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("elect_sync"), {
+        "lane": lane,
+        "sink": sink,
+        "elected": elected,
+        "membermask": membermask,
+    })
+
+
 def tcgen05_mma(
     *,
     ws: bool = False,
@@ -8977,6 +9042,7 @@ __all__ = [
     "cp_reduce_async_bulk",
     "cp_reduce_async_bulk_tensor",
     "descriptor_problems",
+    "elect_sync",
     "fence_alias",
     "fence_mbarrier_init",
     "fence_proxy",

@@ -62,6 +62,7 @@ INSTRUCTIONS = [
     "barrier_cluster",
     "mapa_address",
     "barrier_named",
+    "elect_sync",
     "tcgen05_mma",
     "tcgen05_alloc",
     "tcgen05_dealloc",

@@ -280,6 +280,7 @@ class Operand:
     object: str | None = None  # address operands: mbarrier | shared | tensormap
     immediate: bool = False  # register operands: an immediate may replace the register
     immediate_values: Any = None  # the immediates allowed then (a value spec)
+    joined: bool = False  # written d|p: joined to the operand before it with |
 
     @property
     def is_param(self) -> bool:
@@ -441,6 +442,7 @@ class OperandUse:
     object: str | None = None  # address operands: mbarrier | shared | tensormap
     immediate: bool = False  # a register operand that may be written as an immediate
     immediate_values: Any = None  # the immediates allowed then (None: any)
+    joined: bool = False  # written joined to the operand before it with | (d|p)
 
 
 @dataclass(frozen=True)
@@ -903,7 +905,7 @@ class Instruction:
             elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
             alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
             immediate_values=None if op.immediate_values is None
-            else immediate_range(op.immediate_values, form))
+            else immediate_range(op.immediate_values, form), joined=op.joined)
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -976,7 +978,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("access", "read"),
                            (o["descriptor"]["name"], o["descriptor"].get("kind"))
                            if "descriptor" in o else None, o.get("object"),
-                           o.get("immediate") == "allowed", o.get("immediate_values")))
+                           o.get("immediate") == "allowed", o.get("immediate_values"),
+                           bool(o.get("joined"))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1390,7 +1393,16 @@ def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[Oper
     (the builders check first; the conformance tests also render invalid forms)."""
     opcode = ins.render_opcode(params)
     texts = [render_operand(u, args[u.name]) for u in uses]
-    return f"{opcode} {', '.join(texts)};" if texts else f"{opcode};"
+    return f"{opcode} {join_operands(uses, texts)};" if texts else f"{opcode};"
+
+
+def join_operands(uses: Sequence[OperandUse], texts: Sequence[str]) -> str:
+    """The operand texts of a form, separated by commas, a ``joined`` operand by ``|``
+    (``d|p, membermask``)."""
+    out = texts[0] if texts else ""
+    for u, t in zip(uses[1:], texts[1:], strict=True):
+        out += ("|" if u.joined else ", ") + t
+    return out
 
 
 def python_value(q: Qualifier, value: str) -> object:

@@ -246,6 +246,22 @@ CASES = [
          '    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"\n'
          '                 : "=r"(r) : "r"(addr), "r"(rank));\n'
          "    *out = r;"),
+    Case("elect.sync", "sm_90",
+         "std::uint32_t mask, std::uint32_t* out",
+         "const auto r = ptxgen::ptx::elect_sync_lane(mask);\n"
+         "    out[0] = r.lane;\n"
+         "    out[1] = r.elected ? 1u : 0u;\n"
+         "    out[2] = ptxgen::ptx::elect_sync(0xffffffffu) ? 1u : 0u;",
+         "std::uint32_t lane, elected, leader;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync %0|p, %2;\\n\\t"\n'
+         '                 "selp.u32 %1, 1, 0, p;\\n\\t}"\n'
+         '                 : "=r"(lane), "=r"(elected) : "r"(mask));\n'
+         "    const bool is_leader = elected != 0;\n"
+         "    out[0] = lane;\n"
+         "    out[1] = is_leader ? 1u : 0u;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync _|p, %1;\\n\\t"\n'
+         '                 "selp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(leader) : "r"(0xffffffffu));\n'
+         "    out[2] = leader != 0 ? 1u : 0u;"),
     Case("cp.async", "sm_80",
          "const void* src, std::uint32_t* out",
          "__shared__ alignas(16) std::uint32_t buf[4];\n"
