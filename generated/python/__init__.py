@@ -5,7 +5,8 @@
 # spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/mbarrier.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/wgmma.yaml, spec/targets.yaml (template templates/python/__init__.py.j2).
+# spec/instructions/tensormap.yaml, spec/instructions/wgmma.yaml, spec/targets.yaml (template
+# templates/python/__init__.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """Generated descriptor encoders and decoders (``ptxgen.isa``).
 

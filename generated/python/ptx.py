@@ -3,7 +3,8 @@
 # spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/mbarrier.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
+# spec/instructions/tensormap.yaml, spec/instructions/wgmma.yaml (template
+# templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -5857,6 +5858,187 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/tensormap.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "tensormap.replace",
+                    "id": "tensormap_replace",
+                    "qualifiers": [
+                        {"name": "mode", "text": ".{}", "values": ["tile"]},
+                        {
+                            "name": "field",
+                            "text": ".{}",
+                            "values": [
+                                "global_address",
+                                "rank",
+                                "box_dim",
+                                "global_dim",
+                                "global_stride",
+                                "element_stride",
+                                "elemtype",
+                                "interleave_layout",
+                                "swizzle_mode",
+                                "swizzle_atomicity",
+                                "fill_mode",
+                            ],
+                        },
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": ["global", "shared::cta"],
+                            "optional": True,
+                        },
+                        {"name": "size", "text": ".{}", "values": ["b1024"]},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": ["b32", "b64"],
+                            "derived": ["field"],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "addr",
+                            "kind": "address",
+                            "type": {
+                                "by": "space",
+                                "values": {"shared::cta": "b32"},
+                                "default": "b64",
+                            },
+                            "object": "shared",
+                            "access": "write",
+                        },
+                        {
+                            "name": "ord",
+                            "kind": "immediate",
+                            "values": {"from": 0, "to": 4},
+                            "when": {
+                                "field": [
+                                    "box_dim",
+                                    "global_dim",
+                                    "global_stride",
+                                    "element_stride",
+                                ],
+                            },
+                        },
+                        {
+                            "name": "new_val",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"b32": "b32", "b64": "b64"}},
+                            "immediate": "allowed",
+                            "when": {
+                                "field": [
+                                    "global_address",
+                                    "rank",
+                                    "box_dim",
+                                    "global_dim",
+                                    "global_stride",
+                                    "element_stride",
+                                ],
+                            },
+                        },
+                        {
+                            "name": "new_val_imm",
+                            "kind": "immediate",
+                            "values": {
+                                "by": "field",
+                                "values": {
+                                    "elemtype": {"from": 0, "to": 12},
+                                    "interleave_layout": {"from": 0, "to": 2},
+                                    "swizzle_mode": {"from": 0, "to": 3},
+                                    "swizzle_atomicity": {"from": 0, "to": 3},
+                                    "fill_mode": {"from": 0, "to": 1},
+                                },
+                            },
+                            "when": {
+                                "field": [
+                                    "elemtype",
+                                    "interleave_layout",
+                                    "swizzle_mode",
+                                    "swizzle_atomicity",
+                                    "fill_mode",
+                                ],
+                            },
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "type-by-field",
+                            "when": {"field": ["global_address", "global_stride"]},
+                            "require": {"type": "b64"},
+                            "message": ".global_address and .global_stride take a .b64 value",
+                        },
+                        {
+                            "id": "type-by-field-32",
+                            "when": {
+                                "field": [
+                                    "rank",
+                                    "box_dim",
+                                    "global_dim",
+                                    "element_stride",
+                                    "elemtype",
+                                    "interleave_layout",
+                                    "swizzle_mode",
+                                    "swizzle_atomicity",
+                                    "fill_mode",
+                                ],
+                            },
+                            "require": {"type": "b32"},
+                            "message": (
+                                "every field but .global_address and .global_stride takes a "
+                                ".b32 value"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {
+                            "id": "tensormap-replace",
+                            "when": {},
+                            "targets": ["sm_90a", "sm_100f", "sm_101f", "sm_120f"],
+                            "since": "8.3",
+                        },
+                        {
+                            "id": "swizzle-atomicity",
+                            "when": {"field": "swizzle_atomicity"},
+                            "targets": ["sm_100f", "sm_101f", "sm_120f"],
+                            "since": "8.6",
+                        },
+                    ],
+                    "wrappers": [
+                        {
+                            "name": "tensormap_replace",
+                            "when": {"field": ["global_address", "rank"]},
+                        },
+                        {
+                            "name": "tensormap_replace_dim",
+                            "when": {
+                                "field": [
+                                    "box_dim",
+                                    "global_dim",
+                                    "global_stride",
+                                    "element_stride",
+                                ],
+                            },
+                        },
+                        {
+                            "name": "tensormap_replace_code",
+                            "when": {
+                                "field": [
+                                    "elemtype",
+                                    "interleave_layout",
+                                    "swizzle_mode",
+                                    "swizzle_atomicity",
+                                    "fill_mode",
+                                ],
+                            },
+                        },
+                    ],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/wgmma.yaml",
         {
             "instructions": [
@@ -6389,6 +6571,7 @@ FORM_COUNTS: dict[str, int] = {
     "tcgen05_cp": 36,
     "tcgen05_shift": 2,
     "tcgen05_commit": 32,
+    "tensormap_replace": 33,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
     "wgmma_fence": 1,
@@ -6514,6 +6697,8 @@ FORM_DIGESTS: dict[str, str] = {
         "e0cebb0e5d1cd582e188d8a1f8ea2c37da4baac844857a63a14773745d6909fb",
     "tcgen05_commit":
         "9a31f21110a1e766a26d829107542c709606ac2298d988dd3cf41a6df667c21f",
+    "tensormap_replace":
+        "19167c33e8b62425fbd7d43fb6b7568b2a7cc123b24824a455b4ef472e0e5665",
     "wgmma_mma_async":
         "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp":
@@ -8819,6 +9004,63 @@ def tcgen05_commit(
     })
 
 
+def tensormap_replace(
+    *,
+    mode: str = "tile",
+    space: str | None = None,
+    size: str = "b1024",
+    ord: int | None = None,
+    new_val: str | int | None = None,
+    new_val_imm: int | None = None,
+    field: str,
+    type: str,
+    addr: str,
+) -> str:
+    """``tensormap.replace``: replace one field of a tensor map (CUtensorMap) in memory.
+
+    Writes new_val into one field of the 1024-bit tensor-map object at addr (global or
+    shared::cta memory, or a generic address). .global_address and .rank take a value;
+    .box_dim, .global_dim, .global_stride and .element_stride take the ordinal ord of the
+    dimension (0-4) and a value; .elemtype, .interleave_layout, .swizzle_mode,
+    .swizzle_atomicity and .fill_mode take an immediate enumerator code (new_val_imm). The
+    write is not ordered with the tensor map's later use: a
+    fence.proxy.tensormap::generic.release must follow it.
+
+    Qualifiers:
+        mode: one of tile.
+        field: one of global_address, rank, box_dim, global_dim, global_stride,
+            element_stride, elemtype, interleave_layout, swizzle_mode, swizzle_atomicity,
+            fill_mode. the field of the tensor map that is replaced
+        space: one of global, shared::cta (None leaves it out). state space of addr (generic
+            when left out)
+        size: one of b1024. the size of the tensor-map object, always .b1024
+        type: one of b32, b64. the type of new_val, fixed by the field (.b64 for
+            .global_address and .global_stride)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        addr: the tensor map (a 32-bit .shared::cta address, or a global / generic address).
+        ord: the ordinal of the dimension whose value is replaced (only when field =
+            {box_dim, element_stride, global_dim, global_stride}).
+        new_val: the new value of the field (only when field = {box_dim, element_stride,
+            global_address, global_dim, global_stride, rank}).
+        new_val_imm: the new enumerator code of the field (an immediate) (only when field =
+            {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}).
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("tensormap_replace"), {
+        "mode": mode,
+        "space": space,
+        "size": size,
+        "ord": ord,
+        "new_val": new_val,
+        "new_val_imm": new_val_imm,
+        "field": field,
+        "type": type,
+        "addr": addr,
+    })
+
+
 def wgmma_mma_async(
     *,
     satfinite: bool = False,
@@ -9084,6 +9326,7 @@ __all__ = [
     "tcgen05_shift",
     "tcgen05_st",
     "tcgen05_wait",
+    "tensormap_replace",
     "wgmma_commit_group",
     "wgmma_fence",
     "wgmma_mma_async",

@@ -3,7 +3,8 @@
 # spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/mbarrier.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/wgmma.yaml (template templates/python/test_ptx_builders.py.j2).
+# spec/instructions/tensormap.yaml, spec/instructions/wgmma.yaml (template
+# templates/python/test_ptx_builders.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """The generated builders (``ptxgen.isa.ptx``) against the generator's model.
 
@@ -76,6 +77,7 @@ INSTRUCTIONS = [
     "tcgen05_cp",
     "tcgen05_shift",
     "tcgen05_commit",
+    "tensormap_replace",
     "wgmma_mma_async",
     "wgmma_mma_async_sp",
     "wgmma_fence",
