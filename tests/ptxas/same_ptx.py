@@ -265,7 +265,8 @@ CASES = [
     Case("tensormap.replace", "sm_90a",
          "void* gmap, std::uint64_t address, std::uint32_t dim, std::uint32_t rank",
          "__shared__ alignas(128) std::uint8_t tmap[128];\n"
-         "    ptxgen::ptx::tensormap_replace<ptxgen::ptx::tensormap_replace_field::global_address, "
+         "    ptxgen::ptx::tensormap_replace<"
+         "ptxgen::ptx::tensormap_replace_field::global_address, "
          "ptxgen::ptx::tensormap_replace_space::shared_cta>(tmap, address);\n"
          "    ptxgen::ptx::tensormap_replace_dim<ptxgen::ptx::tensormap_replace_field::box_dim, "
          "ptxgen::ptx::tensormap_replace_space::shared_cta>(tmap, ptxgen::ptx::imm<1>, dim);\n"
@@ -276,7 +277,8 @@ CASES = [
          "ptxgen::ptx::tensormap_replace_space::space_global>(gmap, rank);",
          "__shared__ alignas(128) std::uint8_t tmap[128];\n"
          "    const std::uint32_t t = static_cast<std::uint32_t>(__cvta_generic_to_shared(tmap));\n"
-         '    asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;"\n'
+         '    asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64"\n'
+         '                 " [%0], %1;"\n'
          '                 :: "r"(t), "l"(address) : "memory");\n'
          '    asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], %1, %2;"\n'
          '                 :: "r"(t), "n"(1), "r"(dim) : "memory");\n'
