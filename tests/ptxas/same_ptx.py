@@ -286,6 +286,41 @@ CASES = [
          '                 :: "r"(t), "n"(3) : "memory");\n'
          '    asm volatile("tensormap.replace.tile.rank.global.b1024.b32 [%0], %1;"\n'
          '                 :: "l"(gmap), "r"(rank) : "memory");'),
+    Case("clusterlaunchcontrol.try_cancel", "sm_100a",
+         "std::uint32_t* out",
+         "__shared__ alignas(16) ptxgen::ptx::uint128_t resp[1]; "
+         "__shared__ std::uint64_t b[1];\n"
+         "    ptxgen::ptx::clusterlaunchcontrol_try_cancel<"
+         "ptxgen::ptx::clusterlaunchcontrol_try_cancel_space::shared_cta, true>(resp, b);\n"
+         "    const ptxgen::ptx::uint128_t r = resp[0];\n"
+         "    std::uint32_t c[4];\n"
+         "    ptxgen::ptx::clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(c, r);\n"
+         "    const bool done = ptxgen::ptx::clusterlaunchcontrol_query_cancel_is_canceled(r);\n"
+         "    out[0] = done ? 1u : 0u;\n"
+         "    out[1] = ptxgen::ptx::clusterlaunchcontrol_query_cancel_get_first_ctaid<"
+         "ptxgen::ptx::clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y>(r);\n"
+         "    out[2] = c[0];",
+         "__shared__ alignas(16) unsigned __int128 resp[1]; __shared__ std::uint64_t b[1];\n"
+         '    asm volatile("clusterlaunchcontrol.try_cancel.async.shared::cta"\n'
+         '                 ".mbarrier::complete_tx::bytes.multicast::cluster::all.b128"\n'
+         '                 " [%0], [%1];"\n'
+         '                 :: "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(resp))),\n'
+         '                    "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(b)))\n'
+         '                 : "memory");\n'
+         "    const unsigned __int128 r = resp[0];\n"
+         "    std::uint32_t c[4], p, y;\n"
+         '    asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128"\n'
+         '                 " {%0, %1, %2, %3}, %4;"\n'
+         '                 : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3]) : "q"(r));\n'
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\t"\n'
+         '                 "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, %1;"\n'
+         '                 "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(p) : "q"(r));\n'
+         "    out[0] = p != 0 ? 1u : 0u;\n"
+         '    asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128"\n'
+         '                 " %0, %1;"\n'
+         '                 : "=r"(y) : "q"(r));\n'
+         "    out[1] = y;\n"
+         "    out[2] = c[0];"),
     Case("cp.async", "sm_80",
          "const void* src, std::uint32_t* out",
          "__shared__ alignas(16) std::uint32_t buf[4];\n"

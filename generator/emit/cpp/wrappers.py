@@ -86,7 +86,7 @@ NS = "ptxgen::ptx"
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4),
-       "b16": ("std::uint16_t", "h", 7)}
+       "b16": ("std::uint16_t", "h", 7), "b128": ("::ptxgen::ptx::uint128_t", "q", 10)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 # address operands with an ``object``: (object, register type) -> C++ type, constraint, code;
@@ -1030,7 +1030,9 @@ def target_view(iset: InstructionSet) -> dict[str, Any]:
     return {"detect": detect, "targets": [x.name for x in t.targets], "reg_types": reg_types,
             "newer_name": newer, "newest_text": t.newest,
             "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
-            "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
+            "toolkits": toolkits,
+            # no operand fence for the 128-bit register ("q"): nothing needs one
+            "fence_types": sorted({(c, k) for c, k, _ in REG.values() if k != "q"}),
             "newest": _since(t.newest),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 ["spec/targets.yaml"], "cpp/target.hpp.j2")]}
