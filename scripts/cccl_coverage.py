@@ -81,9 +81,11 @@ FAMILIES: list[tuple[str, list[str], list[str]]] = [
     ("cp.async (sm_80) + commit / wait", ["cp_async", "cp_async_commit_group",
                                           "cp_async_wait_group", "cp_async_wait_all"], []),
     ("cp.async.mbarrier.arrive", ["cp_async_mbarrier_arrive"], ["cp_async_mbarrier_arrive"]),
-    ("elect.sync", [], ["elect_sync"]),
-    ("tensormap.replace / cp_fenceproxy", [], ["tensormap_replace", "tensormap_cp_fenceproxy"]),
-    ("clusterlaunchcontrol", [], ["clusterlaunchcontrol"]),
+    ("elect.sync", ["elect_sync"], ["elect_sync"]),
+    ("tensormap.replace", ["tensormap_replace"], ["tensormap_replace"]),
+    ("tensormap.cp_fenceproxy", [], ["tensormap_cp_fenceproxy"]),
+    ("clusterlaunchcontrol", ["clusterlaunchcontrol_try_cancel",
+                              "clusterlaunchcontrol_query_cancel"], ["clusterlaunchcontrol"]),
 ]
 
 C_TYPES = {"b8": "uint8_t", "b16": "uint16_t", "b32": "uint32_t", "b64": "uint64_t",

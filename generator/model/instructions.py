@@ -285,6 +285,7 @@ class Operand:
     # (toolkits, value spec, ptxas message): the immediates the ptxas of those CUDA
     # toolkits accepts instead of immediate_values ([]: none)
     immediate_deviations: tuple[tuple[tuple[str, ...], Any, str], ...] = ()
+    joined: bool = False  # written d|p: joined to the operand before it with |
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -455,6 +456,7 @@ class OperandUse:
     object: str | None = None  # address operands: mbarrier | shared | tensormap
     immediate: bool = False  # a register operand that may be written as an immediate
     immediate_values: Any = None  # the immediates allowed then (None: any)
+    joined: bool = False  # written joined to the operand before it with | (d|p)
 
 
 @dataclass(frozen=True)
@@ -928,7 +930,7 @@ class Instruction:
             elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
             alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
             immediate_values=None if op.immediate_values is None
-            else immediate_range(op.immediate_values, form))
+            else immediate_range(op.immediate_values, form), joined=op.joined)
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -1005,7 +1007,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            if "descriptor" in o else None, o.get("object"),
                            o.get("immediate") == "allowed", o.get("immediate_values"),
                            tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
-                                 for d in o.get("immediate_deviations", ()))))
+                                 for d in o.get("immediate_deviations", ())),
+                           bool(o.get("joined"))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1422,7 +1425,16 @@ def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[Oper
     (the builders check first; the conformance tests also render invalid forms)."""
     opcode = ins.render_opcode(params)
     texts = [render_operand(u, args[u.name]) for u in uses]
-    return f"{opcode} {', '.join(texts)};" if texts else f"{opcode};"
+    return f"{opcode} {join_operands(uses, texts)};" if texts else f"{opcode};"
+
+
+def join_operands(uses: Sequence[OperandUse], texts: Sequence[str]) -> str:
+    """The operand texts of a form, separated by commas, a ``joined`` operand by ``|``
+    (``d|p, membermask``)."""
+    out = texts[0] if texts else ""
+    for u, t in zip(uses[1:], texts[1:], strict=True):
+        out += ("|" if u.joined else ", ") + t
+    return out
 
 
 def python_value(q: Qualifier, value: str) -> object:

@@ -263,6 +263,13 @@ class _InstrChecker(_Checker):
                 self.err(p, f"operand {o['name']!r} needs a register type")
             if kind == "immediate" and "values" not in o:
                 self.err(p, f"immediate operand {o['name']!r} needs its values")
+            if o.get("joined"):
+                before = raw["operands"][i - 1] if i else None
+                if (before is None or o.get("io") != "out" or before.get("io") != "out"
+                        or kind != "predicate" or o.get("optional") or o.get("when")
+                        or before.get("optional") or before.get("when")):
+                    self.err(p + ("joined",), f"joined operand {o['name']!r} must be a "
+                             "predicate output that always follows another output (d|p)")
         for i, o in enumerate(raw["operands"]):
             p = base + ("operands", i)
             self.condition(p + ("when",), o.get("when"), domains)

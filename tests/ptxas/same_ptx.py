@@ -246,6 +246,81 @@ CASES = [
          '    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"\n'
          '                 : "=r"(r) : "r"(addr), "r"(rank));\n'
          "    *out = r;"),
+    Case("elect.sync", "sm_90",
+         "std::uint32_t mask, std::uint32_t* out",
+         "const auto r = ptxgen::ptx::elect_sync_lane(mask);\n"
+         "    out[0] = r.lane;\n"
+         "    out[1] = r.elected ? 1u : 0u;\n"
+         "    out[2] = ptxgen::ptx::elect_sync(0xffffffffu) ? 1u : 0u;",
+         "std::uint32_t lane, elected, leader;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync %0|p, %2;\\n\\t"\n'
+         '                 "selp.u32 %1, 1, 0, p;\\n\\t}"\n'
+         '                 : "=r"(lane), "=r"(elected) : "r"(mask));\n'
+         "    const bool is_leader = elected != 0;\n"
+         "    out[0] = lane;\n"
+         "    out[1] = is_leader ? 1u : 0u;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync _|p, %1;\\n\\t"\n'
+         '                 "selp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(leader) : "r"(0xffffffffu));\n'
+         "    out[2] = leader != 0 ? 1u : 0u;"),
+    Case("tensormap.replace", "sm_90a",
+         "void* gmap, std::uint64_t address, std::uint32_t dim, std::uint32_t rank",
+         "__shared__ alignas(128) std::uint8_t tmap[128];\n"
+         "    ptxgen::ptx::tensormap_replace<"
+         "ptxgen::ptx::tensormap_replace_field::global_address, "
+         "ptxgen::ptx::tensormap_replace_space::shared_cta>(tmap, address);\n"
+         "    ptxgen::ptx::tensormap_replace_dim<ptxgen::ptx::tensormap_replace_field::box_dim, "
+         "ptxgen::ptx::tensormap_replace_space::shared_cta>(tmap, ptxgen::ptx::imm<1>, dim);\n"
+         "    ptxgen::ptx::tensormap_replace_code<"
+         "ptxgen::ptx::tensormap_replace_field::swizzle_mode, "
+         "ptxgen::ptx::tensormap_replace_space::shared_cta>(tmap, ptxgen::ptx::imm<3>);\n"
+         "    ptxgen::ptx::tensormap_replace<ptxgen::ptx::tensormap_replace_field::rank, "
+         "ptxgen::ptx::tensormap_replace_space::space_global>(gmap, rank);",
+         "__shared__ alignas(128) std::uint8_t tmap[128];\n"
+         "    const std::uint32_t t = static_cast<std::uint32_t>(__cvta_generic_to_shared(tmap));\n"
+         '    asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64"\n'
+         '                 " [%0], %1;"\n'
+         '                 :: "r"(t), "l"(address) : "memory");\n'
+         '    asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], %1, %2;"\n'
+         '                 :: "r"(t), "n"(1), "r"(dim) : "memory");\n'
+         '    asm volatile("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], %1;"\n'
+         '                 :: "r"(t), "n"(3) : "memory");\n'
+         '    asm volatile("tensormap.replace.tile.rank.global.b1024.b32 [%0], %1;"\n'
+         '                 :: "l"(gmap), "r"(rank) : "memory");'),
+    Case("clusterlaunchcontrol.try_cancel", "sm_100a",
+         "std::uint32_t* out",
+         "__shared__ alignas(16) ptxgen::ptx::uint128_t resp[1]; "
+         "__shared__ std::uint64_t b[1];\n"
+         "    ptxgen::ptx::clusterlaunchcontrol_try_cancel<"
+         "ptxgen::ptx::clusterlaunchcontrol_try_cancel_space::shared_cta, true>(resp, b);\n"
+         "    const ptxgen::ptx::uint128_t r = resp[0];\n"
+         "    std::uint32_t c[4];\n"
+         "    ptxgen::ptx::clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(c, r);\n"
+         "    const bool done = ptxgen::ptx::clusterlaunchcontrol_query_cancel_is_canceled(r);\n"
+         "    out[0] = done ? 1u : 0u;\n"
+         "    out[1] = ptxgen::ptx::clusterlaunchcontrol_query_cancel_get_first_ctaid<"
+         "ptxgen::ptx::clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y>(r);\n"
+         "    out[2] = c[0];",
+         "__shared__ alignas(16) unsigned __int128 resp[1]; __shared__ std::uint64_t b[1];\n"
+         '    asm volatile("clusterlaunchcontrol.try_cancel.async.shared::cta"\n'
+         '                 ".mbarrier::complete_tx::bytes.multicast::cluster::all.b128"\n'
+         '                 " [%0], [%1];"\n'
+         '                 :: "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(resp))),\n'
+         '                    "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(b)))\n'
+         '                 : "memory");\n'
+         "    const unsigned __int128 r = resp[0];\n"
+         "    std::uint32_t c[4], p, y;\n"
+         '    asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128"\n'
+         '                 " {%0, %1, %2, %3}, %4;"\n'
+         '                 : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3]) : "q"(r));\n'
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\t"\n'
+         '                 "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, %1;"\n'
+         '                 "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(p) : "q"(r));\n'
+         "    out[0] = p != 0 ? 1u : 0u;\n"
+         '    asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128"\n'
+         '                 " %0, %1;"\n'
+         '                 : "=r"(y) : "q"(r));\n'
+         "    out[1] = y;\n"
+         "    out[2] = c[0];"),
     Case("cp.async", "sm_80",
          "const void* src, std::uint32_t* out",
          "__shared__ alignas(16) std::uint32_t buf[4];\n"

@@ -71,6 +71,7 @@ from ptxgen.model.instructions import (
     Qualifier,
     Support,
     Wrapper,
+    join_operands,
     norm,
     spec_text,
     vkey,
@@ -85,7 +86,7 @@ NS = "ptxgen::ptx"
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4),
-       "b16": ("std::uint16_t", "h", 7)}
+       "b16": ("std::uint16_t", "h", 7), "b128": ("::ptxgen::ptx::uint128_t", "q", 10)}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 # address operands with an ``object``: (object, register type) -> C++ type, constraint, code;
@@ -482,7 +483,7 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
-        ret: tuple[str, str, str] | None = None  # returned output: type, local type, name
+        rets: list[tuple[str, str, str]] = []  # returned outputs: type, local type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
         for u in first.operands:
@@ -493,10 +494,11 @@ class _Wrapper:
             if u.kind == "sink":
                 continue
             if u.kind in ("register", "predicate") and op.io == "out":
-                if ret is not None:
-                    raise ValueError(f"{ins.name}: wrapper {name} returns more than one value")
-                ret = ("bool", "std::uint32_t", pname) if u.kind == "predicate" else (
-                    self.operand_ctype(op, alt, u.kind),) * 2 + (pname,)
+                if rets and not u.joined:
+                    raise ValueError(f"{ins.name}: wrapper {name} returns more than one value "
+                                     "(only a joined d|p pair is returned together)")
+                rets.append(("bool", "std::uint32_t", pname) if u.kind == "predicate" else
+                            (self.operand_ctype(op, alt, u.kind),) * 2 + (pname,))
                 continue
             if u.kind == "tensor":
                 elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
@@ -566,15 +568,32 @@ class _Wrapper:
                      for u in first.operands if u.kind == "vector"]
         if not tps:  # not a template: the host pass compiles it too, without its body
             params = [f"[[maybe_unused]] {p}" for p in params]
-        return {"name": name, "arrays": arrays_of, "ret": ret[0] if ret else "void",
-                "result_decl": f"{ret[1]} {ret[2]}{{}};" if ret else None,
-                "result": (f"return {ret[2]} != 0;" if ret[0] == "bool" else f"return {ret[2]};")
-                if ret else None,
+        values = [f"{n} != 0" if t == "bool" else n for t, _, n in rets]
+        result_struct = None
+        if len(rets) > 1:  # a joined d|p pair: returned together, in a struct
+            result_struct = {
+                "name": escape.ident(f"{name}_result"),
+                "members": [f"{t} {n};" for t, _, n in rets],
+                "doc": escape.cpp_block_comment(
+                    f"What {name} returns: " + "; ".join(
+                        f"{n}: {self._description(n)}".rstrip() for _, _, n in rets)
+                    + "."),
+            }
+        ret_type = (result_struct["name"] if result_struct else rets[0][0]) if rets else "void"
+        return {"name": name, "arrays": arrays_of, "ret": ret_type,
+                "result_struct": result_struct,
+                "result_decl": " ".join(f"{lt} {n}{{}};" for _, lt, n in rets) or None,
+                "result": (f"return {{{', '.join(values)}}};" if result_struct
+                           else f"return {values[0]};") if rets else None,
                 "qualifier_template": ", ".join(self.template_params()),
                 "template": ", ".join(tps), "params": params, "statements": _statements(
                     self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
                 "fallback": fallback, "doc": doc,
                 "forms": table, "direct": direct}
+
+    def _description(self, name: str) -> str:
+        op, alt = self._op_alt(name)
+        return str(alt.description if alt is not None else op.description)
 
     def _op_alt(self, name: str) -> tuple[Any, Any]:
         op = next(o for o in self.ins.operands
@@ -764,7 +783,7 @@ class _Wrapper:
         if hit is None or hit[0] != uses:
             hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
         texts, pred, out_s, in_s, post = hit[1]
-        operands = ", ".join(texts)
+        operands = join_operands(uses, texts)
         body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
             f" \"{operands};\"" if texts else " \";\"")
         if pred is not None:
@@ -939,6 +958,12 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                     family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             _check_distinct(ins, functions + overloads)
+            structs = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
+            for ov in overloads:  # one result struct per function name
+                if ov["result_struct"] and ov["result_struct"]["name"] in structs:
+                    ov["result_struct"] = None
+                elif ov["result_struct"]:
+                    structs.add(ov["result_struct"]["name"])
             functions += overloads
             for ov in overloads:  # one array-operand trait per function name
                 if not ov["arrays"] or ov["name"] in traits:
@@ -949,11 +974,14 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                                       "function": ov["name"],
                                       "template": ov["qualifier_template"],
                                       "arrays": list(arrays.values())}
-        clash = {f["name"] for f in functions} & {e["name"] for e in enums}
+        fnames = {f["name"] for f in functions}
+        snames = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
+        enames = {e["name"] for e in enums}
+        clash = (fnames & enames) | (snames & (fnames | enames))
         if clash:
             raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
                              f"{', '.join(sorted(clash))} are also the enum of a qualifier "
-                             f"(instruction id + qualifier name)")
+                             f"(instruction id + qualifier name) or a result struct")
         helpers += list(hp.defs.values())
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
@@ -1005,7 +1033,9 @@ def target_view(iset: InstructionSet) -> dict[str, Any]:
     return {"detect": detect, "targets": [x.name for x in t.targets], "reg_types": reg_types,
             "newer_name": newer, "newest_text": t.newest,
             "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
-            "toolkits": toolkits, "fence_types": sorted({(c, k) for c, k, _ in REG.values()}),
+            "toolkits": toolkits,
+            # no operand fence for the 128-bit register ("q"): nothing needs one
+            "fence_types": sorted({(c, k) for c, k, _ in REG.values() if k != "q"}),
             "newest": _since(t.newest),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 ["spec/targets.yaml"], "cpp/target.hpp.j2")]}

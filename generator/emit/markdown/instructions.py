@@ -72,7 +72,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                                    for tks, v, msg in o.immediate_deviations)
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
-            ops.append({"name": md(o.name), "kind": md(o.kind), "type": md(str(typ)),
+            kind = f"{o.kind}, joined to the operand before it by |" if o.joined else o.kind
+            ops.append({"name": md(o.name), "kind": md(kind), "type": md(str(typ)),
                         "when": md(when), "provenance": md(_prov_text(o.provenance))})
             ptxas_only(f"operand {o.name}", o.provenance)
         combos = []

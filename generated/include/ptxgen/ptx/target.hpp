@@ -248,6 +248,10 @@ struct shared_address {
 #endif
 };
 
+/// A .b128 register (the response of clusterlaunchcontrol.try_cancel): the compiler's
+/// 128-bit integer, passed to inline asm with the "q" constraint.
+__extension__ typedef unsigned __int128 uint128_t;
+
 namespace detail {
 
 // The C++ type of a register type code; reg_or_t is PtxgenOther for a code that is not
@@ -263,6 +267,7 @@ template <class PtxgenOther> struct reg_or<6, PtxgenOther> { using type = void*;
 template <class PtxgenOther> struct reg_or<7, PtxgenOther> { using type = std::uint16_t; };
 template <class PtxgenOther> struct reg_or<8, PtxgenOther> { using type = ::ptxgen::ptx::shared_address; };
 template <class PtxgenOther> struct reg_or<9, PtxgenOther> { using type = std::uint64_t*; };
+template <class PtxgenOther> struct reg_or<10, PtxgenOther> { using type = ::ptxgen::ptx::uint128_t; };
 template <int PtxgenCode, class PtxgenOther = void>
 using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
 template <int PtxgenCode>

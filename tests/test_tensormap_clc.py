@@ -1,0 +1,101 @@
+"""Issue 15: tensormap.replace and clusterlaunchcontrol, against ptxas 13.0 (and 13.5 where
+it is unpacked): what the builders write assembles where the spec says, and the immediate
+ranges the builders enforce are ptxas's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cpp import harness
+
+from ptxgen.isa.ptx import (
+    PtxFormError,
+    clusterlaunchcontrol_query_cancel,
+    clusterlaunchcontrol_try_cancel,
+    tensormap_replace,
+)
+
+PTXAS_13_5 = Path("/work/toolkits/cuda-13.5/nvidia/cu13/bin/ptxas")
+
+
+def _ptxas() -> list[str]:
+    out = [harness.tool("ptxas")]
+    return out + ([str(PTXAS_13_5)] if PTXAS_13_5.exists() else [])
+
+
+def _assemble(ptxas: str, tmp_path: Path, body: str, target: str, version: str
+              ) -> tuple[int, str]:
+    src = tmp_path / "k.ptx"
+    src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
+                   ".visible .entry k() {\n.reg .b32 r<4>;\n.reg .b64 rd<4>;\n"
+                   ".reg .pred p<2>;\n.reg .b128 q<2>;\n"
+                   f"{body}\nret;\n}}\n")
+    proc = harness.run([ptxas, f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
+                       ok=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_tensormap_replace_forms_assemble_on_sm_90a(tmp_path: Path) -> None:
+    texts = [
+        tensormap_replace(field="global_address", space="shared::cta", type="b64",
+                          addr="r1", new_val="rd1"),
+        tensormap_replace(field="box_dim", space="global", type="b32", addr="rd2", ord=4,
+                          new_val=16),
+        tensormap_replace(field="global_stride", type="b64", addr="rd2", ord=0,
+                          new_val="rd1"),
+        tensormap_replace(field="elemtype", space="global", type="b32", addr="rd2",
+                          new_val_imm=12),
+    ]
+    assert texts[1] == "tensormap.replace.tile.box_dim.global.b1024.b32 [rd2], 4, 16;"
+    for ptxas in _ptxas():
+        for text in texts:
+            rc, out = _assemble(ptxas, tmp_path, text, "sm_90a", "8.3")
+            assert rc == 0, (ptxas, text, out)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("elemtype", 13, "requires PTX ISA .version 8.7 or later"),
+    ("interleave_layout", 3, "expected to be in range [0..2] when .interleave_layout"),
+    ("fill_mode", 2, "expected to be in range [0..1] when .fill_mode"),
+])
+def test_tensormap_replace_codes_outside_the_range_are_refused_by_both(
+        tmp_path: Path, field: str, value: int, message: str) -> None:
+    with pytest.raises(PtxFormError, match=f"operand new_val_imm: {value} is not allowed"):
+        tensormap_replace(field=field, space="global", type="b32", addr="rd2",
+                          new_val_imm=value)
+    text = f"tensormap.replace.tile.{field}.global.b1024.b32 [rd2], {value};"
+    for ptxas in _ptxas():
+        rc, out = _assemble(ptxas, tmp_path, text, "sm_90a", "8.3")
+        assert rc != 0 and message in out, (ptxas, out)
+
+
+def test_tensormap_replace_ord_range_is_ptxas_range(tmp_path: Path) -> None:
+    with pytest.raises(PtxFormError, match="operand ord: 5 is not allowed"):
+        tensormap_replace(field="box_dim", space="global", type="b32", addr="rd2", ord=5,
+                          new_val="r1")
+    rc, out = _assemble(harness.tool("ptxas"), tmp_path,
+                        "tensormap.replace.tile.box_dim.global.b1024.b32 [rd2], 5, r1;",
+                        "sm_90a", "8.3")
+    assert rc != 0
+    assert "value '5' expected to be in range [0..4] when .box_dim modifier is used" in out
+
+
+def test_clusterlaunchcontrol_forms_assemble_on_sm_100a(tmp_path: Path) -> None:
+    texts = [
+        clusterlaunchcontrol_try_cancel(space="shared::cta", multicast=True, addr="r1",
+                                        mbar="r2"),
+        clusterlaunchcontrol_query_cancel(query="is_canceled", type="pred", canceled="p1",
+                                          response="q1"),
+        clusterlaunchcontrol_query_cancel(query="get_first_ctaid", vec="v4", type="b32",
+                                          ctaids=["r0", "r1", "r2", "r3"], response="q1"),
+    ]
+    assert texts[2] == ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 "
+                        "{r0, r1, r2, r3}, q1;")
+    for ptxas in _ptxas():
+        for text in texts:
+            rc, out = _assemble(ptxas, tmp_path, text, "sm_100a", "8.6")
+            assert rc == 0, (ptxas, text, out)
+        # multicast is family-specific: the baseline target refuses it, as the spec says
+        rc, out = _assemble(ptxas, tmp_path, texts[0], "sm_100", "8.6")
+        assert "Feature '.multicast::cluster::all' not supported on .target 'sm_100'" in out
