@@ -37,9 +37,11 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
                           ".hypothesis"})
@@ -137,18 +139,41 @@ def _some(names: list[str]) -> str:
     return names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "")
 
 
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
 @contextmanager
 def _held_signals() -> Iterator[None]:
-    """Hold back SIGINT, SIGTERM and SIGHUP (they are delivered when the block ends)."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # pragma: no cover - not POSIX
-        yield
+    """Hold back SIGINT, SIGTERM and SIGHUP: they are delivered, each once, when the block
+    ends. In the main thread the handlers are swapped for one that records the signal (the
+    process's handlers run in the main thread, whichever thread the kernel picked to receive
+    it, so this holds in a process with other threads too); elsewhere the thread's signal
+    mask blocks them."""
+    if threading.current_thread() is not threading.main_thread():
+        mask = getattr(signal, "pthread_sigmask", None)
+        if mask is None:  # pragma: no cover - not POSIX
+            yield
+            return
+        old = mask(signal.SIG_BLOCK, set(_HELD))
+        try:
+            yield
+        finally:
+            mask(signal.SIG_SETMASK, old)
         return
-    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
+    for sig in _HELD:
+        handler = signal.getsignal(sig)
+        if handler is None or handler is signal.SIG_IGN:  # not ours to hold, or ignored
+            continue
+        previous[sig] = signal.signal(sig, lambda signum, _frame: caught.append(signum))
     try:
         yield
     finally:
-        mask(signal.SIG_SETMASK, old)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
 
 
 def _make_parents(parent: Path, created: list[Path]) -> None:

@@ -275,7 +275,7 @@ def test_views_diff_cli_errors() -> None:
     res = run_cli("diff", "--ptx-isa", "8.6", "8.9")
     assert res.code == 2 and res.out == ""
     assert res.err.startswith("ptxgen: error: NEW: --ptx-isa: '8.9' is not a PTX ISA version "
-                              "of the spec; allowed: 6.4, 6.5, 7.0")
+                              "of the spec; allowed: 6.3, 6.4, 6.5, 7.0")
     res = run_cli("diff", "--ptx-isa", "8.6", "8.7", "--spec", "no/such/spec")
     assert res.code == 2 and "no/such/spec" in res.err
 

@@ -1,7 +1,9 @@
 """The GPU test kernels (tests/gpu/kernels) and the GEMM examples are compiled by nvcc for
 sm_90a in CI too, where no GPU runs them: a change to the generated wrappers that breaks
-their callers (a parameter type, a template parameter) fails here, not first on the
-borrowed H100."""
+their callers (a parameter type, a template parameter, an operand ptxas refuses) fails
+here, not first on the borrowed H100. The test libraries are built with NVVM's
+optimisation off (tests/gpu/build.py CHECK_FLAGS; the front end, the asm and ptxas see the
+same code), the examples exactly as for the GPU (their spill check needs it)."""
 
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             try:
                 if name in benches:
                     return name, benches[name].build()
-                return name, (build.build(name), "")
+                return name, (build.build(name, check=True), "")
             except BaseException as exc:  # reported by the test of that build
                 return name, exc
 
