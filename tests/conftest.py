@@ -34,3 +34,27 @@ def spec_copy(tmp_path: Path) -> Path:
     dst = tmp_path / "spec"
     shutil.copytree(SPEC, dst)
     return dst
+
+
+# -- running on several workers (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject) ------
+
+#: Files whose tests share one worker: the probe's assemblies are the conformance matrix's
+#: (one in-memory cache), and both are the longest work of the suite.
+_GROUPS = {"test_probe.py": "ptxas", "test_ptxas_conformance.py": "ptxas"}
+#: Groups started first (longest first), so that no long group is left for the end.
+_FIRST = ("ptxas", "test_gpu_kernels_build.py", "test_instr_wrappers.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test file is one xdist group (its module fixtures - nvcc builds, ptxas runs -
+    are made once, on one worker), the probe and the matrix one together; the longest
+    groups are moved to the front."""
+    def group(item: pytest.Item) -> str:
+        name = item.path.name
+        return _GROUPS.get(name, str(item.path.relative_to(ROOT)))
+
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    rank = {g: i for i, g in enumerate(_FIRST)}
+    items.sort(key=lambda it: rank.get(_GROUPS.get(it.path.name, it.path.name), len(rank)))
+
