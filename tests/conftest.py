@@ -45,6 +45,7 @@ _GROUPS = {"test_probe.py": "ptxas", "test_ptxas_conformance.py": "ptxas"}
 _FIRST = ("ptxas", "test_gpu_kernels_build.py", "test_instr_wrappers.py")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test file is one xdist group (its module fixtures - nvcc builds, ptxas runs -
     are made once, on one worker), the probe and the matrix one together; the longest

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -191,8 +192,18 @@ def test_an_interrupt_while_writing_leaves_the_old_output(tmp_path: Path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "spec"]
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt, as in the command line (a test worker may ignore it:
+    pytest-xdist's workers leave Ctrl-C to their controller)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_a_sigint_during_the_swap_is_held_until_it_is_done(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          ctrl_c_raises: None) -> None:
     spec = _small_spec(tmp_path)
     out = tmp_path / "generated"
     pipeline.generate(spec, out)
@@ -213,7 +224,7 @@ def test_a_sigint_during_the_swap_is_held_until_it_is_done(tmp_path: Path,
 
 
 def test_a_sigint_during_the_atomic_exchange_is_held_until_it_is_done(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctrl_c_raises: None) -> None:
     spec = _small_spec(tmp_path)
     out = tmp_path / "generated"
     pipeline.generate(spec, out)

@@ -554,9 +554,11 @@ class _InstructionView:
                         for key in ("type", "count"):
                             if key in a:
                                 self._value_spec(path + ("choice", j, key), a[key])
-            for key in ("type", "count", "values"):
+            for key in ("type", "count", "values", "immediate_values"):
                 if key in raw:
                     self._value_spec(path + (key,), raw[key])
+            for j, d in enumerate(raw.get("immediate_deviations", ())):
+                self._value_spec(path + ("immediate_deviations", j, "values"), d["values"])
             for j, e in enumerate(raw.get("elements", ())):
                 self._value_spec(path + ("elements", j, "values"), e["values"])
 

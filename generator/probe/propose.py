@@ -421,7 +421,8 @@ def _run(p: _Probe) -> dict[str, Any]:
     matrices = {f.key: support[f.key].matrix(tt) for f in forms}
     # the hot loop below asks this millions of times: versions as sortable keys, and where
     # each target exists, computed once
-    rank = {v: vkey(v) for v in {*probe_versions, *tt.versions}}
+    rank = {v: vkey(v) for v in {*probe_versions, *tt.versions, *full.versions,
+                                 *(v for m in matrices.values() for v in m.values())}}
     exists_at = {(t.name, v): t.exists_at(v) for t in tt.targets for v in tt.versions}
     older_set, spec_set = set(older), set(tt.versions)
 
