@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import toolkits
 from cpp import harness
 from ptxas import wrappers
 
@@ -22,25 +23,11 @@ from ptxgen.isa.ptx import PtxFormError, elect_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "spec"
-PTXAS_13_5 = Path("/work/toolkits/cuda-13.5/nvidia/cu13/bin/ptxas")
-
-
-def _ptxas_versions() -> list[str]:
-    out = [harness.tool("ptxas")]
-    if PTXAS_13_5.exists():
-        out.append(str(PTXAS_13_5))
-    return out
 
 
 def _assemble(ptxas: str, tmp_path: Path, body: str, target: str = "sm_90",
               version: str = "8.0") -> tuple[int, str]:
-    src = tmp_path / "k.ptx"
-    src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
-                   ".visible .entry k() {\n.reg .b32 r<4>;\n.reg .pred p<3>;\n"
-                   f"{body}\nret;\n}}\n")
-    proc = harness.run([ptxas, f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       ok=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    return toolkits.assemble(ptxas, tmp_path, body, target, version)
 
 
 def test_the_builder_writes_the_pair_joined_and_ptxas_assembles_it(tmp_path: Path) -> None:
@@ -48,7 +35,7 @@ def test_the_builder_writes_the_pair_joined_and_ptxas_assembles_it(tmp_path: Pat
     sink = elect_sync(sink=True, elected="p1", membermask=0xFFFFFFFF)
     assert lane == "elect.sync r1|p1, r2;"
     assert sink == "elect.sync _|p1, 4294967295;"
-    for ptxas in _ptxas_versions():
+    for ptxas in toolkits.all_ptxas():
         for text in (lane, sink):
             rc, out = _assemble(ptxas, tmp_path, text)
             assert rc == 0, (ptxas, text, out)

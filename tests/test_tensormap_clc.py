@@ -1,5 +1,5 @@
-"""Issue 15: tensormap.replace and clusterlaunchcontrol, against ptxas 13.0 (and 13.5 where
-it is unpacked): what the builders write assembles where the spec says, and the immediate
+"""Issue 15: tensormap.replace and clusterlaunchcontrol, against ptxas 13.0 and 13.5
+(tests/toolkits.py): what the builders write assembles where the spec says, and the immediate
 ranges the builders enforce are ptxas's own."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import toolkits
 from cpp import harness
 
 from ptxgen.isa.ptx import (
@@ -16,24 +17,12 @@ from ptxgen.isa.ptx import (
     tensormap_replace,
 )
 
-PTXAS_13_5 = Path("/work/toolkits/cuda-13.5/nvidia/cu13/bin/ptxas")
-
-
-def _ptxas() -> list[str]:
-    out = [harness.tool("ptxas")]
-    return out + ([str(PTXAS_13_5)] if PTXAS_13_5.exists() else [])
+_DECLS = ".reg .b32 r<4>;\n.reg .b64 rd<4>;\n.reg .pred p<2>;\n.reg .b128 q<2>;\n"
 
 
 def _assemble(ptxas: str, tmp_path: Path, body: str, target: str, version: str
               ) -> tuple[int, str]:
-    src = tmp_path / "k.ptx"
-    src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
-                   ".visible .entry k() {\n.reg .b32 r<4>;\n.reg .b64 rd<4>;\n"
-                   ".reg .pred p<2>;\n.reg .b128 q<2>;\n"
-                   f"{body}\nret;\n}}\n")
-    proc = harness.run([ptxas, f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
-                       ok=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    return toolkits.assemble(ptxas, tmp_path, body, target, version, _DECLS)
 
 
 def test_tensormap_replace_forms_assemble_on_sm_90a(tmp_path: Path) -> None:
@@ -48,7 +37,7 @@ def test_tensormap_replace_forms_assemble_on_sm_90a(tmp_path: Path) -> None:
                           new_val_imm=12),
     ]
     assert texts[1] == "tensormap.replace.tile.box_dim.global.b1024.b32 [rd2], 4, 16;"
-    for ptxas in _ptxas():
+    for ptxas in toolkits.all_ptxas():
         for text in texts:
             rc, out = _assemble(ptxas, tmp_path, text, "sm_90a", "8.3")
             assert rc == 0, (ptxas, text, out)
@@ -65,7 +54,7 @@ def test_tensormap_replace_codes_outside_the_range_are_refused_by_both(
         tensormap_replace(field=field, space="global", type="b32", addr="rd2",
                           new_val_imm=value)
     text = f"tensormap.replace.tile.{field}.global.b1024.b32 [rd2], {value};"
-    for ptxas in _ptxas():
+    for ptxas in toolkits.all_ptxas():
         rc, out = _assemble(ptxas, tmp_path, text, "sm_90a", "8.3")
         assert rc != 0 and message in out, (ptxas, out)
 
@@ -92,7 +81,7 @@ def test_clusterlaunchcontrol_forms_assemble_on_sm_100a(tmp_path: Path) -> None:
     ]
     assert texts[2] == ("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 "
                         "{r0, r1, r2, r3}, q1;")
-    for ptxas in _ptxas():
+    for ptxas in toolkits.all_ptxas():
         for text in texts:
             rc, out = _assemble(ptxas, tmp_path, text, "sm_100a", "8.6")
             assert rc == 0, (ptxas, text, out)

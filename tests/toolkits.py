@@ -88,3 +88,22 @@ def require(tool: str, release: str) -> str:
             pytest.fail(msg + " in CI")
         pytest.skip(msg)
     return path
+
+
+def all_ptxas() -> list[str]:
+    """ptxas of every release the tests use (required in CI, as :func:`require`)."""
+    return [require("ptxas", release) for release in RELEASES]
+
+
+def assemble(ptxas: str, workdir: Path, body: str, target: str, version: str,
+             decls: str = ".reg .b32 r<4>;\n.reg .b64 rd<4>;\n.reg .pred p<3>;\n"
+             ) -> tuple[int, str]:
+    """Assemble one kernel holding ``body`` (with code generation for ``target``): ptxas's
+    exit status and messages."""
+    src = workdir / "k.ptx"
+    src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
+                   f".visible .entry k() {{\n{decls}{body}\nret;\n}}\n")
+    proc = subprocess.run([ptxas, f"-arch={target}", str(src), "-o", str(workdir / "k.cubin")],
+                          capture_output=True, text=True, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
