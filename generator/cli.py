@@ -700,6 +700,20 @@ def _fail(message: str, code: int, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. Run as a program (``argv`` None), a Ctrl-C that comes once the
+    command is done - while the interpreter shuts down, when Python has put back the
+    default action, which would kill the process - is ignored: the exit status stays the
+    command's."""
+    try:
+        return _main(argv)
+    finally:
+        if argv is None:
+            import signal
+
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     try:
