@@ -139,17 +139,9 @@ def _describe(error: Any) -> tuple[tuple[str | int, ...], str, bool]:
     return path, msg, key
 
 
-#: Schemas (by their text) that ran out of time in this process: {key: the file checked}.
+#: Schemas (by path: a git revision's are extracted once) that ran out of time in this
+#: process: {schema: the file checked}.
 _SLOW: dict[str, str] = {}
-
-
-def _slow_key(schema_path: Path) -> str:
-    import hashlib
-
-    try:
-        return hashlib.sha256(schema_path.read_bytes()).hexdigest()
-    except OSError:
-        return str(schema_path)
 
 
 def check_schema(doc: Document) -> list[Diagnostic]:
@@ -166,8 +158,8 @@ def check_schema(doc: Document) -> list[Diagnostic]:
     if schema_path.stat().st_size > MAX_SCHEMA_BYTES:
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} is larger than "
                                               f"{MAX_SCHEMA_BYTES} bytes")]
-    slow = _slow_key(schema_path)
-    if slow in _SLOW:  # the same schema text ran out of time on another file: no second wait
+    slow = str(schema_path)
+    if slow in _SLOW:  # the same schema ran out of time on another file: no second wait
         return [Diagnostic(doc.display, 1, 1, f"schema {schema_path.name} took longer than "
                                               f"{MAX_SCHEMA_SECONDS:g} s on {_SLOW[slow]} (a "
                                               "pattern that backtracks, or a schema that "
