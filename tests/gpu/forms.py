@@ -37,23 +37,26 @@ def targets() -> list[str]:
 
 def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
     """(PTX string, runs on sm_90a with PTX ISA 9.0) of each form of the forms function
-    ``function`` in the forms header beside ``header`` (its forms are grouped under
-    ``#if PTXGEN_PTX_SUPPORTED(mask, from, since)``, each with its PTX string before it)."""
-    text = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
+    ``function``: its opcode texts (``<function>_opcode[]`` in the forms header beside
+    ``header``), in the order of its table of number * 256 + support class
+    (``<function>_table[]`` in ``header``), whose wrapper gates each class with
+    ``PTXGEN_PTX_GATED(mask, from, since, ...)``."""
+    forms = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
+    main = (PTX_DIR / header).read_text()
+    ops = re.search(r"\b" + function + r"_opcode\[\] = \{(.*?)\n\};", forms, re.S)
+    table = re.search(r"\b" + function + r"_table\[\] = \{(.*?)\n\};", main, re.S)
+    assert ops and table, (header, function)
+    names = re.findall(r'"([^"]*)"', ops.group(1))
+    entries = [int(x) for x in re.findall(r"\d+", table.group(1))]
+    assert len(names) == len(entries), (header, function)
     bit = targets().index(TARGET)
-    body = re.search(r"void " + function + r"\(.*?\n\}\n", text, re.S)
-    assert body, (header, function)
-    out = []
-    ok = False
-    for line in body.group(0).splitlines():
-        m = re.match(r"#if PTXGEN_PTX_SUPPORTED\((0x[0-9a-f]+)ull, (\d+), (\d+)\)", line)
-        if m:
-            mask, since = int(m.group(1), 16), int(m.group(3))
-            ok = bool((mask >> bit) & 1) and since <= PTX_ISA
-        m = re.match(r"\s*// (\S+)$", line)
-        if m:
-            out.append((m.group(1), ok))
-    return out
+    ok_class: dict[int, bool] = {}
+    for m in re.finditer(r"ptxgen_class == (\d+)\) \{\s*PTXGEN_PTX_GATED\((0x[0-9a-f]+)ull, "
+                         r"(\d+), (\d+), [\w:]+,\s*detail::" + function + "<", main):
+        mask, since = int(m.group(2), 16), int(m.group(4))
+        ok_class[int(m.group(1))] = bool((mask >> bit) & 1) and since <= PTX_ISA
+    assert ok_class, (header, function)
+    return [(name, ok_class.get(e % 256, False)) for name, e in zip(names, entries, strict=True)]
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,21 @@
 Each case is a pair of kernels with the same parameters: one calls the
 ptxgen wrapper, the other holds the instruction as hand-written inline asm
 (written here from the PTX ISA syntax, the way CUTLASS writes it - not
-produced by ptxgen). Both are compiled to PTX with nvcc; the instruction
-sequences of the two kernels must be identical.
+produced by ptxgen). Both are compiled with nvcc; the PTX instruction
+sequences of the two kernels must be identical (registers renamed in order of
+first use, and the one dead ``mov.u32 %rN, 0;`` that nvcc writes for the "C"
+asm operand of the forms headers left out), and so must their SASS.
 """
 
 from __future__ import annotations
 
+import re
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import toolkits
 
 from ptxas import wrappers
 
@@ -345,10 +351,54 @@ def source(case: Case) -> str:
             f'extern "C" __global__ void hand({case.params}) {{\n    {case.hand}\n}}\n')
 
 
+_PLACEHOLDER = re.compile(r"^mov\.[bu](?:32|64) (%\w+), 0;$")
+_REGISTER = re.compile(r"%[a-z]+\d+")
+
+
 def normalized(kernel_ptx: str, name: str) -> list[str]:
-    # parameters and function-local __shared__ variables are named after the kernel
-    return [ln.replace(f"{name}_param_", "param_").replace(f"_ZZ{len(name)}{name}E", "_ZZE")
-            for ln in wrappers.instructions_in(kernel_ptx)]
+    """The kernel's PTX instructions, registers renamed in order of first use. The
+    shared asm statements of the forms headers take their opcode text as a "C"
+    operand, for which nvcc writes one ``mov.u32 %rN, 0;`` that no instruction reads:
+    such a dead zero move is left out (SASS: see :func:`sass`)."""
+    lines = [ln.replace(f"{name}_param_", "param_").replace(f"_ZZ{len(name)}{name}E", "_ZZE")
+             for ln in wrappers.instructions_in(kernel_ptx)]
+    uses: dict[str, int] = {}
+    for ln in lines:
+        for r in _REGISTER.findall(ln):
+            uses[r] = uses.get(r, 0) + 1
+    lines = [ln for ln in lines
+             if not ((m := _PLACEHOLDER.match(ln)) and uses[m.group(1)] == 1)]
+    names: dict[str, str] = {}
+    counts: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        reg = m.group(0)
+        if reg not in names:
+            prefix = reg.rstrip("0123456789")
+            counts[prefix] = counts.get(prefix, 0) + 1
+            names[reg] = f"{prefix}{counts[prefix]}"
+        return names[reg]
+
+    return [_REGISTER.sub(rename, ln) for ln in lines]
+
+
+def sass(cubin: Path) -> dict[str, list[str]]:
+    """{kernel: its SASS instructions} (nvdisasm), addresses, encodings and labels
+    left out."""
+    out = subprocess.run([toolkits.require_nvdisasm(), "-c", str(cubin)], capture_output=True,
+                         text=True, check=True).stdout
+    kernels: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.splitlines():
+        m = re.match(r"^\s*\.text\.(\w+):", line)
+        if m:
+            current = kernels.setdefault(m.group(1), [])
+            continue
+        text = re.sub(r"/\*[^*]*\*/|//.*", "", line).strip()
+        if current is None or not text or text.startswith(".") or text.endswith(":"):
+            continue
+        current.append(re.sub(r"\.L_x_\d+", ".L", " ".join(text.split())))
+    return kernels
 
 
 def compare(case: Case, workdir: Path | None = None) -> tuple[list[str], list[str], str]:
@@ -359,3 +409,10 @@ def compare(case: Case, workdir: Path | None = None) -> tuple[list[str], list[st
     if rc != 0 or "wrapper" not in kernels:
         raise RuntimeError(f"{case.family}: nvcc failed:\n{out[-3000:]}")
     return normalized(kernels["wrapper"], "wrapper"), normalized(kernels["hand"], "hand"), out
+
+
+def compare_sass(case: Case, workdir: Path) -> tuple[list[str], list[str]]:
+    """(wrapper's SASS, hand-written asm's SASS) of the cubin :func:`compare` built in
+    ``workdir``."""
+    by_kernel = sass(workdir / "tu.cubin")
+    return by_kernel["wrapper"], by_kernel["hand"]

@@ -39,11 +39,15 @@ declarations, enums, helpers and traits):
   ``compute_XX`` PTX pass of an ``sm_XXa`` / ``sm_XXf`` build, which only
   verifies PTX, still succeeds.
 
-The forms header holds one ``if constexpr (PtxgenF == number) asm volatile(...);`` per
-form, in groups under ``#if PTXGEN_PTX_SUPPORTED(mask, from, since)`` (the preprocessor
-twin of ``detail::supported``), and is included only in device passes whose target may
+The forms header holds each form's opcode text (a table, in the order of the wrapper's
+form table) and one ``asm volatile(...)`` statement per distinct operand list, shared by
+the forms that have it: the opcode is spliced into the template by a "C" operand (a
+constant char array made, from the table, only for the forms a translation unit uses;
+nvcc / NVRTC 12.5 and later). It is included only in device passes whose target may
 have a form of the file (``PTXGEN_PTX_FAMILY``): an sm_100a pass never reads wgmma's
-asm statements, nor the generic compute_90 pass of an sm_90a build, nor the host pass.
+asm statements, nor the generic compute_90 pass of an sm_90a build, nor the host pass;
+in such passes the wrappers' checks (static_asserts) are left out too, and a call
+compiles to its refusal.
 The cost of including a wrapper header is then that of its declarations everywhere
 but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 """
@@ -96,6 +100,11 @@ OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8)
                   ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
 # a form's entry in its overload's table: form number * FORM_CLASSES + support class,
 # NOT_SELECTED for a form that generate --select left out
+#: What a wrapper call says where the compiler lacks the "C" asm constraint.
+OLD_COMPILER = escape.cpp_message(
+    "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the "
+    "\"C\" constraint (a constant char array) that the forms share their asm statements "
+    "through")
 FORM_CLASSES = 256
 NOT_SELECTED = FORM_CLASSES - 1
 
@@ -686,6 +695,11 @@ class _Wrapper:
         return (f"detail::{name}({args})", escape.cpp_message(msg))
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
+        return {**self.gating(f), "asm": self.asm(f, imm_refs), "opcode": f.opcode}
+
+    def gating(self, f: Form) -> dict[str, Any]:
+        """The support class of a form: its target mask, __CUDA_ARCH__ from which, PTX ISA
+        since, and the refusal's name."""
         sup = f.support
         hit = self._gating.get(id(sup))  # forms share their support (and its gating)
         if hit is None or hit[0] is not sup:
@@ -695,7 +709,7 @@ class _Wrapper:
                 "mask": _mask(targets, sup.targets),
                 "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
                 "error": error_name(self.w, targets, sup.targets, sup.since)})
-        return {**hit[1], "asm": self.asm(f, imm_refs), "opcode": f.opcode}
+        return hit[1]
 
     def form_table(self, forms: list[Form], cond: _Cond, imm_refs: Mapping[str, str],
                    fn: str) -> dict[str, Any]:
@@ -703,8 +717,9 @@ class _Wrapper:
         qualifier template parameters, in their order), the support classes (mask,
         __CUDA_ARCH__ from which, PTX ISA since, refusal), the sorted table of
         number * 256 + class that the wrapper looks its arguments up in (device passes),
-        and the asm statement of each form, grouped by class, for the forms header
-        (device passes whose target may have a form of the file)."""
+        and, for the forms header (device passes whose target may have a form of the
+        file), each form's opcode text and the asm statement it shares with the forms
+        that have the same operands, in the order of that table."""
         order = sorted(self.free, key=lambda q: q.optional)
         expr = "0"
         for q in order:
@@ -717,29 +732,32 @@ class _Wrapper:
                 digit = f"static_cast<long long>({x})"
             expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
         classes: dict[tuple[str, int, int, str], int] = {}
-        entries: list[int] = []
-        groups: dict[int, list[dict[str, Any]]] = {}
+        entries: list[tuple[int, str, int]] = []  # (number * 256 + class, opcode, statement)
+        statements: dict[str, int] = {}
+        opcode = f"detail::opcode_text<{escape.ident(f'{fn}_opcode')}, PtxgenF>::c"
         left_out = False
         for f in forms:
             number = 0
             for q in order:
                 number = number * len(q.domain) + q.domain.index(f.params[q.name])
             if not selects(self.select, f):
-                entries.append(number * FORM_CLASSES + NOT_SELECTED)
+                entries.append((number * FORM_CLASSES + NOT_SELECTED, "\"\"", 0))
                 left_out = True
                 continue
-            b = self.branch(f, cond, imm_refs)
+            b = self.gating(f)
             key = (b["mask"], b["arch_from"], b["since"], b["error"])
             k = classes.setdefault(key, len(classes))
-            entries.append(number * FORM_CLASSES + k)
-            groups.setdefault(k, []).append({"id": number, "asm": b["asm"], "opcode": b["opcode"]})
+            # one asm statement per operand list; the opcode text is a "C" operand of it
+            text = self.asm(f, imm_refs, opcode)
+            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode),
+                            statements.setdefault(text, len(statements))))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
             f"generated with (ptxgen generate --select {self.select}); generate them again "
             "with a pattern that selects it") if left_out else None
         entries.sort()
-        rows = [", ".join(str(e) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
+        rows = [", ".join(str(e[0]) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
         tparams = ["long long PtxgenF"]
         params: list[str] = []
         args: list[str] = []
@@ -770,22 +788,37 @@ class _Wrapper:
                 "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
-                "targs": ", ".join(["ptxgen_form", *imm_refs.values()]),
+                "targs": ", ".join(["ptxgen_index", *imm_refs.values()]),
                 "args": ", ".join(args),
-                "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e,
-                             "forms": groups[k]} for (m, fr, si, e), k in classes.items()]}
+                "opcodes": escape.ident(f"{fn}_opcode"),
+                "opcode_rows": [", ".join(e[1] for e in entries[i:i + 4])
+                                for i in range(0, len(entries), 4)],
+                "statement_table": escape.ident(f"{fn}_statement"),
+                "statement_rows": [", ".join(str(e[2]) for e in entries[i:i + 32])
+                                   for i in range(0, len(entries), 32)],
+                "statements": list(statements),
+                "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e}
+                            for (m, fr, si, e) in classes]}
 
-    def asm(self, f: Form, imm_refs: Mapping[str, str]) -> str:
-        """The ``asm volatile(...)`` statement of one form."""
+    def asm(self, f: Form, imm_refs: Mapping[str, str],
+            opcode_operand: str | None = None) -> str:
+        """The ``asm volatile(...)`` statement of one form. With ``opcode_operand`` (a
+        constant char array naming the form's opcode text), the template starts with a
+        reference to that array, passed as a last "C" operand: the statement is then the
+        same for every form with these operand uses, and the forms share it."""
         uses = f.operands
         key = (*map(id, uses), *imm_refs.items())
         hit = self._operand_text.get(key)  # forms share operand uses (and their text)
         if hit is None or hit[0] != uses:
             hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
-        texts, pred, out_s, in_s, post = hit[1]
+        texts, pred, out_s, in_s, post, count = hit[1]
         operands = join_operands(uses, texts)
-        body = escape.cpp_asm_text(f.opcode + (" " if texts else "")) + (
-            f" \"{operands};\"" if texts else " \";\"")
+        if opcode_operand is None:
+            head = escape.cpp_asm_text(f.opcode + (" " if texts else ""))
+        else:
+            head = escape.cpp_str(f"%{count}" + (" " if texts else ""))
+            in_s = ", ".join(s for s in (in_s, f"\"C\"({opcode_operand})") if s)
+        body = head + (f" \"{operands};\"" if texts else " \";\"")
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
@@ -801,9 +834,10 @@ class _Wrapper:
         return f"asm volatile({body} : {out_s})"
 
     def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str]
-                       ) -> tuple[list[str], str | None, str, str, str]:
-        """(operand texts, predicate operand, output list, input list) of an asm
-        statement with these operand uses."""
+                       ) -> tuple[list[str], str | None, str, str, str, int]:
+        """(operand texts, predicate operand, output list, input list, the predicate
+        output's selp, the number of operands) of an asm statement with these operand
+        uses."""
         outs: list[str] = []
         ins_: list[str] = []
         texts: list[str] = []
@@ -871,7 +905,7 @@ class _Wrapper:
                 texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
                 ins_.extend(f"\"n\"({t})" for t in els)
                 nxt_in += len(els)
-        return texts, pred, ", ".join(outs), ", ".join(ins_), post
+        return texts, pred, ", ".join(outs), ", ".join(ins_), post, nxt_in
 
     def io(self, name: str) -> str:
         return self.ins.io_of.get(name, "in")
@@ -1070,7 +1104,8 @@ def emit(spec: Spec) -> Files:
         view = header_view(iset, rel, instrs, spec.select)
         files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
         if view["has_forms"]:
-            files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view)
+            files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view,
+                                                      old_compiler=OLD_COMPILER)
     files[f"{OUT}/target.hpp"] = render("cpp/target.hpp.j2", **target_view(iset))
     files["include/ptxgen/ptx.hpp"] = render(
         "cpp/ptx.hpp.j2", headers=sorted(headers),

@@ -131,7 +131,7 @@ namespace detail {
 inline constexpr long long clusterlaunchcontrol_try_cancel_forms0_table[] = {
     0, 257, 512, 769,
 };
-// Their asm statements (clusterlaunchcontrol.forms.hpp).
+// Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel_forms0(PtxgenA0 addr, PtxgenA1 mbar);
 
@@ -157,15 +157,20 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenMulticast ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::clusterlaunchcontrol_try_cancel_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::clusterlaunchcontrol_try_cancel_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::clusterlaunchcontrol_try_cancel_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: clusterlaunchcontrol.try_cancel.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_form>(addr, mbar));
+                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_index>(addr, mbar));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_form>(addr, mbar));
+                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_index>(addr, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -184,9 +189,13 @@ PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(
 ) {
     std::uint32_t canceled{};
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)
     // clusterlaunchcontrol.query_cancel.is_canceled.pred.b128
     PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
                      asm volatile("{\n\t.reg .pred p;\n\t" "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 " "p, %1;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(canceled) : "q"(response)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+#endif
 #endif
     return canceled != 0;
 }
@@ -198,7 +207,7 @@ namespace detail {
 inline constexpr long long clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table[] = {
     256, 512, 768,
 };
-// Their asm statements (clusterlaunchcontrol.forms.hpp).
+// Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0(PtxgenA0& ctaid, PtxgenA1 response);
 
@@ -222,6 +231,10 @@ PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctai
 ) {
     std::uint32_t ctaid{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenQuery));
+    constexpr long long ptxgen_index = detail::form_index(detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid))),
                   "ptxgen: clusterlaunchcontrol.query_cancel: .get_first_ctaid without a dimension needs .v4");
     static_assert((!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::is_canceled))),
@@ -232,13 +245,14 @@ PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctai
                   "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaid is only allowed when query = {get_first_ctaid::x, get_first_ctaid::y, get_first_ctaid::z}");
     static_assert(!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid)),
                   "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids is required when query = get_first_ctaid");
-    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenQuery));
-    constexpr int ptxgen_class = detail::form_class(detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: clusterlaunchcontrol.query_cancel: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0<ptxgen_form>(ctaid, response));
+                         detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0<ptxgen_index>(ctaid, response));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
     }
 #endif
     return ctaid;
@@ -259,12 +273,18 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(
     ::ptxgen::ptx::uint128_t response
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
     static_assert(detail::clusterlaunchcontrol_query_cancel_ctaids_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_ctaids_length = 4;
     static_assert(detail::clusterlaunchcontrol_query_cancel_ctaids_length<ptxgen_ctaids_length == 0 ? PtxgenLength0 : ptxgen_ctaids_length, PtxgenLength0>::ok);
+#endif
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)
     // clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128
     PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
                      asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 " "{%0, %1, %2, %3}, %4;" : "=r"(ctaids[0]), "=r"(ctaids[1]), "=r"(ctaids[2]), "=r"(ctaids[3]) : "q"(response)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+#endif
 #endif
 }
 

@@ -103,7 +103,7 @@ inline constexpr long long cp_async_forms0_table[] = {
     0, 257, 513, 769, 2048, 2305, 2561, 2817,
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem);
 
@@ -132,20 +132,25 @@ PTXGEN_PTX_DEVICE void cp_async(
     imm_t<PtxgenCpSize> cp_size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem));
+                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem));
+                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -158,7 +163,7 @@ inline constexpr long long cp_async_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy);
 
@@ -189,17 +194,22 @@ PTXGEN_PTX_DEVICE void cp_async(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, cache_policy));
+                         detail::cp_async_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
     }
 #endif
 }
@@ -212,7 +222,7 @@ inline constexpr long long cp_async_src_size_forms0_table[] = {
     0, 257, 513, 769, 2048, 2305, 2561, 2817,
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size);
 
@@ -243,20 +253,25 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint32_t src_size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_src_size_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_src_size_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size));
+                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size));
+                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -269,7 +284,7 @@ inline constexpr long long cp_async_src_size_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy);
 
@@ -302,17 +317,22 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_src_size_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy));
+                         detail::cp_async_src_size_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
     }
 #endif
 }
@@ -325,7 +345,7 @@ inline constexpr long long cp_async_ignore_src_forms0_table[] = {
     0, 256, 512, 768, 2048, 2304, 2560, 2816,
     4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src);
 
@@ -356,17 +376,22 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     bool ignore_src
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_ignore_src_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms0<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, ignore_src));
+                         detail::cp_async_ignore_src_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
     }
 #endif
 }
@@ -379,7 +404,7 @@ inline constexpr long long cp_async_ignore_src_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy);
 
@@ -412,17 +437,22 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_ignore_src_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms1<ptxgen_form, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy));
+                         detail::cp_async_ignore_src_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
     }
 #endif
 }
@@ -436,9 +466,13 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
 PTXGEN_PTX_DEVICE void cp_async_commit_group(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)
     // cp.async.commit_group
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.commit_group" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+#endif
 #endif
 }
 
@@ -454,11 +488,17 @@ PTXGEN_PTX_DEVICE void cp_async_wait_group(
     imm_t<PtxgenN> n
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_wait_group_ok_n(PtxgenN),
                   "ptxgen: cp.async.wait_group: immediate n is out of range for this form");
+#endif
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)
     // cp.async.wait_group
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.wait_group " "%0;" :  : "n"(PtxgenN) : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+#endif
 #endif
 }
 
@@ -471,9 +511,13 @@ PTXGEN_PTX_DEVICE void cp_async_wait_group(
 PTXGEN_PTX_DEVICE void cp_async_wait_all(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)
     // cp.async.wait_all
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("cp.async.wait_all" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+#endif
 #endif
 }
 
@@ -484,7 +528,7 @@ namespace detail {
 inline constexpr long long cp_async_mbarrier_arrive_forms0_table[] = {
     0, 256, 513, 768, 1024, 1281,
 };
-// Their asm statements (cp_async.forms.hpp).
+// Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive_forms0(PtxgenA0 addr);
 
@@ -508,15 +552,20 @@ PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_form>(addr));
+                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_form>(addr));
+                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }

@@ -200,7 +200,7 @@ inline constexpr long long cp_async_bulk_forms0_table[] = {
     0, 257, 513, 769, 1025, 1281, 1537, 3586,
     3841, 4097, 4353, 4609, 4865, 5121,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar);
 
@@ -230,21 +230,26 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -257,7 +262,7 @@ inline constexpr long long cp_async_bulk_forms1_table[] = {
     1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
     5633, 5889, 6145, 6401, 6657, 6913,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy);
 
@@ -289,21 +294,26 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cache_policy));
+                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -316,7 +326,7 @@ inline constexpr long long cp_async_bulk_multicast_cluster_forms0_table[] = {
     3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
     7425, 7681, 7937, 8193, 8449, 8705,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask);
 
@@ -348,20 +358,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask));
+                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask));
+                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -374,7 +389,7 @@ inline constexpr long long cp_async_bulk_multicast_cluster_forms1_table[] = {
     5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
     9217, 9473, 9729, 9985, 10241, 10497,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy);
 
@@ -408,20 +423,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
+                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_form>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
+                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -433,7 +453,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_ignore_oob_forms0_table[] = {
     0, 257,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar);
 
@@ -466,20 +486,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
+                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
+                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
     }
 #endif
 }
@@ -491,7 +516,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_ignore_oob_forms1_table[] = {
     1792, 2049,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy);
 
@@ -526,20 +551,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
+                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_form>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
+                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
     }
 #endif
 }
@@ -562,9 +592,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
     [[maybe_unused]] ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)
     // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
@@ -575,7 +609,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_to_global_forms0_table[] = {
     0,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size);
 
@@ -601,15 +635,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+                         detail::cp_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -621,7 +660,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_to_global_forms1_table[] = {
     256,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy);
 
@@ -649,15 +688,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+                         detail::cp_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -669,7 +713,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_to_global_cp_mask_forms0_table[] = {
     0,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask);
 
@@ -697,15 +741,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_form>(dst_mem, src_mem, size, byte_mask));
+                         detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_index>(dst_mem, src_mem, size, byte_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -717,7 +766,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_to_global_cp_mask_forms1_table[] = {
     256,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask);
 
@@ -747,15 +796,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy, byte_mask));
+                         detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy, byte_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -767,7 +821,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_forms0_table[] = {
     0, 513,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms0(PtxgenA0 src_mem, PtxgenA1 size);
 
@@ -791,18 +845,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is required when hint = L2::cache_hint");
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_form>(src_mem, size));
+                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_form>(src_mem, size));
+                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -814,7 +873,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_forms1_table[] = {
     256,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy);
 
@@ -840,15 +899,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is only allowed when hint = L2::cache_hint");
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms1<ptxgen_form>(src_mem, size, cache_policy));
+                         detail::cp_async_bulk_prefetch_forms1<ptxgen_index>(src_mem, size, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -861,7 +925,7 @@ inline constexpr long long cp_reduce_async_bulk_forms0_table[] = {
     256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
     10496, 12800, 15360, 17920,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar);
 
@@ -891,12 +955,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_forms0<ptxgen_form>(dst_mem, src_mem, size, mbar));
+                         detail::cp_reduce_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -911,7 +980,7 @@ inline constexpr long long cp_reduce_async_bulk_to_global_forms0_table[] = {
     24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
     61440, 64512, 71680, 74752,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size);
 
@@ -940,18 +1009,23 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_form>(dst_mem, src_mem, size));
+                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -966,7 +1040,7 @@ inline constexpr long long cp_reduce_async_bulk_to_global_forms1_table[] = {
     25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
     61952, 65024, 72192, 75264,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy);
 
@@ -997,18 +1071,23 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_form>(dst_mem, src_mem, size, cache_policy));
+                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1022,9 +1101,13 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
 PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)
     // cp.async.bulk.commit_group
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("cp.async.bulk.commit_group" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
@@ -1035,7 +1118,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (cp_async_bulk.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, int PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0();
 
@@ -1056,15 +1139,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     imm_t<PtxgenN> n
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenRead ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_wait_group_ok_n(PtxgenRead, PtxgenN),
                   "ptxgen: cp.async.bulk.wait_group: immediate n is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenRead ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_wait_group_forms0<ptxgen_form, PtxgenN>());
+                         detail::cp_async_bulk_wait_group_forms0<ptxgen_index, PtxgenN>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }

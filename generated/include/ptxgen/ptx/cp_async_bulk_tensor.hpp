@@ -431,7 +431,7 @@ inline constexpr long long cp_async_bulk_tensor_load_forms0_table[] = {
     148481, 148992, 149505, 150017, 159746, 160257, 160769, 161282,
     161793, 162305,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar);
 
@@ -462,6 +462,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -485,22 +489,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar));
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -520,7 +525,7 @@ inline constexpr long long cp_async_bulk_tensor_load_forms1_table[] = {
     148737, 149248, 149761, 150273, 160002, 160513, 161025, 161538,
     162049, 162561,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy);
 
@@ -553,6 +558,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -576,22 +585,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -605,7 +615,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_forms0_table[] = {
     14849, 15362, 15873, 16385, 18432, 18945, 19457, 19970,
     20481, 20993,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets);
 
@@ -637,6 +647,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -655,19 +669,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -681,7 +696,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_forms1_table[] = {
     15105, 15618, 16129, 16641, 18688, 19201, 19713, 20226,
     20737, 21249,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy);
 
@@ -715,6 +730,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -733,19 +752,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -761,7 +781,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms0_table[] = {
     153600, 154112, 154624, 155136, 155648, 156160, 165889, 166400,
     166912, 167424, 167936, 168448,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w);
 
@@ -794,6 +814,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -820,16 +844,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -845,7 +870,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms1_table[] = {
     153856, 154368, 154880, 155392, 155904, 156416, 166145, 166656,
     167168, 167680, 168192, 168704,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy);
 
@@ -880,6 +905,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
@@ -906,16 +935,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -935,7 +965,7 @@ inline constexpr long long cp_async_bulk_tensor_load_multicast_forms0_table[] = 
     150017, 150530, 151042, 151554, 153600, 154113, 154625, 155138,
     155650, 156162,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask);
 
@@ -968,6 +998,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -985,19 +1019,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1017,7 +1052,7 @@ inline constexpr long long cp_async_bulk_tensor_load_multicast_forms1_table[] = 
     150273, 150786, 151298, 151810, 153856, 154369, 154881, 155394,
     155906, 156418,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy);
 
@@ -1052,6 +1087,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -1069,19 +1108,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1095,7 +1135,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms0_tab
     16385, 16898, 17410, 17922, 19968, 20481, 20993, 21506,
     22018, 22530,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask);
 
@@ -1129,6 +1169,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
@@ -1141,19 +1185,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1167,7 +1212,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms1_tab
     16641, 17154, 17666, 18178, 20224, 20737, 21249, 21762,
     22274, 22786,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy);
 
@@ -1203,6 +1248,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
@@ -1215,19 +1264,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1243,7 +1293,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms0_t
     167424, 167936, 168448, 168961, 169473, 169985, 172032, 172544,
     173056, 173569, 174081, 174593,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask);
 
@@ -1278,6 +1328,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -1298,16 +1352,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1323,7 +1378,7 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms1_t
     167680, 168192, 168704, 169217, 169729, 170241, 172288, 172800,
     173312, 173825, 174337, 174849,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy);
 
@@ -1360,6 +1415,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -1380,16 +1439,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_form>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
+                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1402,7 +1462,7 @@ inline constexpr long long cp_async_bulk_tensor_store_forms0_table[] = {
     0, 512, 4096, 4608, 7169, 8192, 8704, 11776,
     12288, 12800, 15872, 16384, 16896, 19968,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem);
 
@@ -1429,6 +1489,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -1444,16 +1508,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1466,7 +1531,7 @@ inline constexpr long long cp_async_bulk_tensor_store_forms1_table[] = {
     256, 768, 4352, 4864, 7425, 8448, 8960, 12032,
     12544, 13056, 16128, 16640, 17152, 20224,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy);
 
@@ -1495,6 +1560,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
@@ -1510,16 +1579,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1533,7 +1603,7 @@ inline constexpr long long cp_async_bulk_prefetch_tensor_forms0_table[] = {
     6146, 6657, 9216, 9729, 9984, 10497, 13824, 14337,
     14592, 15105, 18432, 18945, 19200, 19713,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords);
 
@@ -1558,6 +1628,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -1571,19 +1645,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords));
+                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1596,7 +1671,7 @@ inline constexpr long long cp_async_bulk_prefetch_tensor_forms1_table[] = {
     256, 1024, 4864, 5632, 6401, 9472, 10240, 14080,
     14848, 18688, 19456,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy);
 
@@ -1623,6 +1698,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -1636,16 +1715,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, cache_policy));
+                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, cache_policy));
+                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1657,7 +1737,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms0_table[] = {
     1536, 2049, 2304, 2817, 3072, 3585,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets);
 
@@ -1683,6 +1763,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
@@ -1693,16 +1777,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1714,7 +1799,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms1_table[] = {
     1792, 2560, 3328,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy);
 
@@ -1742,6 +1827,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
@@ -1752,13 +1841,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_form>(tensor_map, tensor_coords, im2col_offsets, cache_policy));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1771,7 +1861,7 @@ inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms0_table[]
     12288, 12801, 13056, 13569, 16896, 17409, 17664, 18177,
     21504, 22017, 22272, 22785,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w);
 
@@ -1798,6 +1888,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -1814,16 +1908,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_w));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_form>(tensor_map, tensor_coords, im2col_w));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1835,7 +1930,7 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms1_table[] = {
     12544, 13312, 17152, 17920, 21760, 22528,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy);
 
@@ -1864,6 +1959,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
@@ -1880,13 +1979,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_form>(tensor_map, tensor_coords, im2col_w, cache_policy));
+                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_w, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1911,7 +2011,7 @@ inline constexpr long long cp_reduce_async_bulk_tensor_forms0_table[] = {
     70656, 71680, 72192, 72704, 73728, 74240, 74752, 75776,
     76288, 76800, 77824, 78336, 78848, 79872, 80384, 80896,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem);
 
@@ -1939,6 +2039,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
@@ -1948,16 +2052,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_form>(tensor_map, tensor_coords, src_mem));
+                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1982,7 +2087,7 @@ inline constexpr long long cp_reduce_async_bulk_tensor_forms1_table[] = {
     70912, 71936, 72448, 72960, 73984, 74496, 75008, 76032,
     76544, 77056, 78080, 78592, 79104, 80128, 80640, 81152,
 };
-// Their asm statements (cp_async_bulk_tensor.forms.hpp).
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy);
 
@@ -2012,6 +2117,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
@@ -2021,16 +2130,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_form>(tensor_map, tensor_coords, src_mem, cache_policy));
+                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }

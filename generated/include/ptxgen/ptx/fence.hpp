@@ -195,7 +195,7 @@ inline constexpr long long fence_forms0_table[] = {
     2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
     4096, 4352, 4610, 4866,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_forms0();
 
@@ -217,18 +217,23 @@ PTXGEN_PTX_DEVICE void fence(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSem));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::fence_forms0<ptxgen_form>());
+                         detail::fence_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::fence_forms0<ptxgen_form>());
+                         detail::fence_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_forms0<ptxgen_form>());
+                         detail::fence_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
     }
 #endif
 }
@@ -240,7 +245,7 @@ namespace detail {
 inline constexpr long long fence_sync_restrict_forms0_table[] = {
     2560, 3584,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0();
 
@@ -261,17 +266,22 @@ template <fence_thread_sem PtxgenSem = fence_thread_sem::none, fence_thread_rest
 PTXGEN_PTX_DEVICE void fence_sync_restrict(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict));
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_sync_restrict_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_sync_restrict_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cluster))) || (((PtxgenSem == fence_thread_sem::acquire))),
                   "ptxgen: fence: .sync_restrict::shared::cluster needs .acquire and .cluster");
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cta))) || (((PtxgenSem == fence_thread_sem::release))),
                   "ptxgen: fence: .sync_restrict::shared::cta needs .release and .cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_sync_restrict_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_sync_restrict_forms0<ptxgen_form>());
+                         detail::fence_sync_restrict_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -286,9 +296,13 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict(
 PTXGEN_PTX_DEVICE void fence_mbarrier_init(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // fence.mbarrier_init.release.cluster
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("fence.mbarrier_init.release.cluster" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
@@ -302,9 +316,13 @@ PTXGEN_PTX_DEVICE void fence_mbarrier_init(
 PTXGEN_PTX_DEVICE void fence_alias(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // fence.alias.sync_restrict::read.release.sys
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 95, detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5,
                      asm volatile("fence.alias.sync_restrict::read.release.sys" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
+#endif
 #endif
 }
 
@@ -315,7 +333,7 @@ namespace detail {
 inline constexpr long long fence_proxy_forms0_table[] = {
     0, 769, 1281, 1538, 3074, 4610, 6146,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0();
 
@@ -336,23 +354,28 @@ template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem = fen
 PTXGEN_PTX_DEVICE void fence_proxy(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope));
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias))),
                   "ptxgen: fence.proxy: .acquire / .release need .alias and .sys");
     static_assert((!((PtxgenScope == fence_proxy_scope::sys))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
                   "ptxgen: fence.proxy: .sys needs .acquire or .release");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                         detail::fence_proxy_forms0<ptxgen_form>());
+                         detail::fence_proxy_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_forms0<ptxgen_form>());
+                         detail::fence_proxy_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::fence_proxy_forms0<ptxgen_form>());
+                         detail::fence_proxy_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
     }
 #endif
 }
@@ -364,7 +387,7 @@ namespace detail {
 inline constexpr long long fence_proxy_tensormap_generic_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0();
 
@@ -384,17 +407,22 @@ template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope Ptxge
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is required when sem = acquire");
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand size is required when sem = acquire");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms0<ptxgen_form>());
+                         detail::fence_proxy_tensormap_generic_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
     }
 #endif
 }
@@ -406,7 +434,7 @@ namespace detail {
 inline constexpr long long fence_proxy_tensormap_generic_forms1_table[] = {
     1024, 1280, 1536, 1792,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF, int PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr);
 
@@ -430,19 +458,24 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     imm_t<PtxgenSize> size
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is only allowed when sem = acquire");
     static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
                   "ptxgen: fence.proxy.tensormap::generic: operand size is only allowed when sem = acquire");
     static_assert(detail::fence_proxy_tensormap_ok_size(PtxgenSem, PtxgenScope, PtxgenSize),
                   "ptxgen: fence.proxy.tensormap::generic: immediate size is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms1<ptxgen_form, PtxgenSize>(addr));
+                         detail::fence_proxy_tensormap_generic_forms1<ptxgen_index, PtxgenSize>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
     }
 #endif
 }
@@ -454,7 +487,7 @@ namespace detail {
 inline constexpr long long fence_proxy_async_generic_forms0_table[] = {
     256, 2304, 2561, 2817,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0();
 
@@ -475,22 +508,27 @@ template <fence_proxy_async_generic_sem PtxgenSem, fence_proxy_async_generic_res
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope));
+    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_async_generic_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_async_generic_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::acquire))) || (((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cluster) && (PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: the .acquire form is .sync_restrict::shared::cluster.cluster");
     static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::release))) || (((PtxgenRestrict != fence_proxy_async_generic_restrict::shared_cluster))),
                   "ptxgen: fence.proxy.async::generic: the .release forms are .sync_restrict::shared::cta.cluster and .sync_restrict::shared::cluster::read");
     static_assert((!((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cta))) || (((PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: .sync_restrict::shared::cta needs .cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope));
-    constexpr int ptxgen_class = detail::form_class(detail::fence_proxy_async_generic_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_form>());
+                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_form>());
+                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -502,7 +540,7 @@ namespace detail {
 inline constexpr long long membar_forms0_table[] = {
     0, 256, 512,
 };
-// Their asm statements (fence.forms.hpp).
+// Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void membar_forms0();
 
@@ -522,12 +560,17 @@ PTXGEN_PTX_DEVICE void membar(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenLevel));
-    constexpr int ptxgen_class = detail::form_class(detail::membar_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::membar_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::membar_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::membar_forms0<ptxgen_form>());
+                         detail::membar_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
     }
 #endif
 }
@@ -542,9 +585,13 @@ PTXGEN_PTX_DEVICE void membar(
 PTXGEN_PTX_DEVICE void membar_proxy(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // membar.proxy.alias
     PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
                      asm volatile("membar.proxy.alias" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
+#endif
 #endif
 }
 

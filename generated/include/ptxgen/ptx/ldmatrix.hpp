@@ -208,7 +208,7 @@ inline constexpr long long ldmatrix_forms0_table[] = {
     41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
     52226, 52482, 52738, 53762, 54018, 54274,
 };
-// Their asm statements (ldmatrix.forms.hpp).
+// Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p);
 
@@ -235,6 +235,10 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::ldmatrix_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::ldmatrix_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
     static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || ((PtxgenTrans)),
@@ -246,19 +250,20 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::ldmatrix_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::ldmatrix_forms0<ptxgen_form>(d, p));
+                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
     }
 #endif
 }
@@ -273,7 +278,7 @@ inline constexpr long long stmatrix_forms0_table[] = {
     7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
     17665, 17921, 18177,
 };
-// Their asm statements (ldmatrix.forms.hpp).
+// Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r);
 
@@ -300,6 +305,10 @@ PTXGEN_PTX_DEVICE void stmatrix(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::stmatrix_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::stmatrix_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
     static_assert((!((PtxgenShape == stmatrix_shape::m16n8))) || ((PtxgenTrans && (PtxgenType == stmatrix_type::b8))),
@@ -307,16 +316,17 @@ PTXGEN_PTX_DEVICE void stmatrix(
     static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::stmatrix_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::stmatrix_forms0<ptxgen_form>(p, r));
+                         detail::stmatrix_forms0<ptxgen_index>(p, r));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::stmatrix_forms0<ptxgen_form>(p, r));
+                         detail::stmatrix_forms0<ptxgen_index>(p, r));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }

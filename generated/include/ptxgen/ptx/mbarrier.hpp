@@ -478,7 +478,7 @@ inline constexpr long long mbarrier_init_forms0_table[] = {
     0, 256, 513, 770, 1026, 1282, 1538, 1794,
     2050,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count);
 
@@ -504,18 +504,23 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_init_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_init_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_init_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_init_forms0<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -527,7 +532,7 @@ namespace detail {
 inline constexpr long long mbarrier_inval_forms0_table[] = {
     0, 256, 513,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_inval_forms0(PtxgenA0 addr);
 
@@ -550,15 +555,20 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_inval_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_inval_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_inval_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_inval_forms0<ptxgen_form>(addr));
+                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_inval_forms0<ptxgen_form>(addr));
+                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -571,7 +581,7 @@ inline constexpr long long mbarrier_arrive_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610, 5123, 5379,
     5635, 7172, 7428, 7684, 8196, 8452, 8708,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr);
 
@@ -597,31 +607,36 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
     return state;
@@ -635,7 +650,7 @@ inline constexpr long long mbarrier_arrive_forms1_table[] = {
     0, 256, 512, 4097, 4353, 4609, 5121, 5377,
     5633, 7170, 7426, 7682, 8194, 8450, 8706,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
@@ -663,25 +678,30 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return state;
@@ -696,7 +716,7 @@ inline constexpr long long mbarrier_arrive_forms2_table[] = {
     5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
     8196, 8452, 8708, 8964,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr);
 
@@ -721,29 +741,34 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
     }
 #endif
 }
@@ -757,7 +782,7 @@ inline constexpr long long mbarrier_arrive_forms3_table[] = {
     5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
     8194, 8450, 8706, 8962,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count);
 
@@ -784,23 +809,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }
@@ -813,7 +843,7 @@ inline constexpr long long mbarrier_arrive_expect_tx_forms0_table[] = {
     0, 256, 512, 4096, 4352, 4608, 5120, 5376,
     5632, 7169, 7425, 7681, 8193, 8449, 8705,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count);
 
@@ -841,22 +871,27 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
     return state;
@@ -871,7 +906,7 @@ inline constexpr long long mbarrier_arrive_expect_tx_forms1_table[] = {
     5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
     8193, 8449, 8705, 8961,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count);
 
@@ -898,20 +933,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -923,7 +963,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
@@ -951,6 +991,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -959,19 +1003,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
     return state;
@@ -984,7 +1029,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
     0, 256, 513, 4098, 4354, 4610,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count);
 
@@ -1011,25 +1056,30 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
     }
 #endif
 }
@@ -1041,7 +1091,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask);
 
@@ -1069,6 +1119,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -1077,13 +1131,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_form>(state, addr, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -1096,7 +1151,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask);
 
@@ -1126,6 +1181,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -1134,13 +1193,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_form>(state, addr, arrival_count, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -1154,7 +1214,7 @@ inline constexpr long long mbarrier_arrive_multicast_cluster_forms2_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask);
 
@@ -1181,19 +1241,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_form>(addr, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1206,7 +1271,7 @@ inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask);
 
@@ -1235,19 +1300,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_form>(addr, arrival_count, cta_mask));
+                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1259,7 +1329,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask);
 
@@ -1289,6 +1359,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
@@ -1297,13 +1371,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_form>(state, addr, tx_count, cta_mask));
+                         detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -1317,7 +1392,7 @@ inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms1_table[] = 
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
@@ -1346,19 +1421,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_form>(addr, tx_count, cta_mask));
+                         detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1371,7 +1451,7 @@ inline constexpr long long mbarrier_arrive_drop_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610, 5123, 5379,
     5635, 7172, 7428, 7684, 8196, 8452, 8708,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 addr);
 
@@ -1397,31 +1477,36 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_form>(state, addr));
+                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
     return state;
@@ -1435,7 +1520,7 @@ inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
     0, 256, 512, 4097, 4353, 4609, 5121, 5377,
     5633, 7170, 7426, 7682, 8194, 8450, 8706,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
@@ -1463,25 +1548,30 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return state;
@@ -1496,7 +1586,7 @@ inline constexpr long long mbarrier_arrive_drop_forms2_table[] = {
     5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
     8196, 8452, 8708, 8964,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr);
 
@@ -1521,29 +1611,34 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_form>(addr));
+                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -1557,7 +1652,7 @@ inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
     5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
     8194, 8450, 8706, 8962,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count);
 
@@ -1584,23 +1679,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }
@@ -1613,7 +1713,7 @@ inline constexpr long long mbarrier_arrive_drop_expect_tx_forms0_table[] = {
     0, 256, 512, 4096, 4352, 4608, 5120, 5376,
     5632, 7169, 7425, 7681, 8193, 8449, 8705,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count);
 
@@ -1641,22 +1741,27 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_form>(state, addr, tx_count));
+                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
     return state;
@@ -1671,7 +1776,7 @@ inline constexpr long long mbarrier_arrive_drop_expect_tx_forms1_table[] = {
     5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
     8193, 8449, 8705, 8961,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count);
 
@@ -1698,20 +1803,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -1723,7 +1833,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count);
 
@@ -1751,6 +1861,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -1759,19 +1873,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_form>(state, addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
     return state;
@@ -1784,7 +1899,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
     0, 256, 513, 4098, 4354, 4610,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count);
 
@@ -1811,25 +1926,30 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_form>(addr, arrival_count));
+                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
 }
@@ -1841,7 +1961,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask);
 
@@ -1869,6 +1989,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -1877,13 +2001,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_form>(state, addr, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -1896,7 +2021,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask);
 
@@ -1926,6 +2051,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -1934,13 +2063,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_form>(state, addr, arrival_count, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -1954,7 +2084,7 @@ inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms2_table[]
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask);
 
@@ -1981,19 +2111,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_form>(addr, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2006,7 +2141,7 @@ inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[]
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask);
 
@@ -2035,19 +2170,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_form>(addr, arrival_count, cta_mask));
+                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2059,7 +2199,7 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask);
 
@@ -2089,6 +2229,10 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
@@ -2097,13 +2241,14 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_form>(state, addr, tx_count, cta_mask));
+                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
     return state;
@@ -2117,7 +2262,7 @@ inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms1_table
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
@@ -2146,19 +2291,24 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_form>(addr, tx_count, cta_mask));
+                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2171,7 +2321,7 @@ inline constexpr long long mbarrier_expect_tx_forms0_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count);
 
@@ -2197,17 +2347,22 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_expect_tx_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_expect_tx_forms0<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_expect_tx_forms0<ptxgen_index>(addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -2219,7 +2374,7 @@ namespace detail {
 inline constexpr long long mbarrier_expect_tx_multicast_cluster_forms0_table[] = {
     0, 768, 4096, 4864, 5120, 5888,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
@@ -2247,19 +2402,24 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_form>(addr, tx_count, cta_mask));
+                         detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2272,7 +2432,7 @@ inline constexpr long long mbarrier_complete_tx_forms0_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count);
 
@@ -2298,17 +2458,22 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_complete_tx_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_complete_tx_forms0<ptxgen_form>(addr, tx_count));
+                         detail::mbarrier_complete_tx_forms0<ptxgen_index>(addr, tx_count));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -2320,7 +2485,7 @@ namespace detail {
 inline constexpr long long mbarrier_complete_tx_multicast_cluster_forms0_table[] = {
     0, 768, 4096, 4864, 5120, 5888,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask);
 
@@ -2348,19 +2513,24 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_form>(addr, tx_count, cta_mask));
+                         detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2373,7 +2543,7 @@ inline constexpr long long mbarrier_test_wait_forms0_table[] = {
     0, 256, 513, 3074, 3330, 3586, 3843, 4099,
     4355, 5380, 5636, 5892, 6148, 6404, 6660,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state);
 
@@ -2401,29 +2571,34 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_test_wait_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
     }
 #endif
     return wait_complete != 0;
@@ -2437,7 +2612,7 @@ inline constexpr long long mbarrier_test_wait_parity_forms0_table[] = {
     0, 256, 513, 3074, 3330, 3586, 3843, 4099,
     4355, 5380, 5636, 5892, 6148, 6404, 6660,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
 
@@ -2465,29 +2640,34 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
     }
 #endif
     return wait_complete != 0;
@@ -2501,7 +2681,7 @@ inline constexpr long long mbarrier_try_wait_forms0_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state);
 
@@ -2529,23 +2709,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms0<ptxgen_form>(wait_complete, addr, state));
+                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return wait_complete != 0;
@@ -2559,7 +2744,7 @@ inline constexpr long long mbarrier_try_wait_forms1_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint);
 
@@ -2589,23 +2774,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms1<ptxgen_form>(wait_complete, addr, state, suspend_time_hint));
+                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return wait_complete != 0;
@@ -2619,7 +2809,7 @@ inline constexpr long long mbarrier_try_wait_parity_forms0_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
 
@@ -2647,23 +2837,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_form>(wait_complete, addr, phase_parity));
+                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return wait_complete != 0;
@@ -2677,7 +2872,7 @@ inline constexpr long long mbarrier_try_wait_parity_forms1_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint);
 
@@ -2707,23 +2902,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_form>(wait_complete, addr, phase_parity, suspend_time_hint));
+                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return wait_complete != 0;
@@ -2743,9 +2943,13 @@ PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
 ) {
     std::uint32_t pending{};
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)
     // mbarrier.pending_count.b64
     PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
                      asm volatile("mbarrier.pending_count.b64 " "%0, %1;" : "=r"(pending) : "l"(state)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+#endif
 #endif
     return pending;
 }
@@ -2757,7 +2961,7 @@ namespace detail {
 inline constexpr long long mbarrier_check_layout_forms0_table[] = {
     0, 256, 512, 768, 1024, 1280,
 };
-// Their asm statements (mbarrier.forms.hpp).
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr);
 
@@ -2783,12 +2987,17 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mbarrier_check_layout_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_check_layout_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_check_layout_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_check_layout_forms0<ptxgen_form>(p, addr));
+                         detail::mbarrier_check_layout_forms0<ptxgen_index>(p, addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
     }
 #endif
     return p != 0;

@@ -903,7 +903,7 @@ inline constexpr long long mma_sp_forms0_table[] = {
     1490944, 1491200, 1492480, 1492736, 1850368, 1850624, 1851904, 1852160,
     1864192, 1864448, 1865728, 1865984,
 };
-// Their asm statements (mma_sp.forms.hpp).
+// Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta);
 
@@ -940,6 +940,10 @@ PTXGEN_PTX_DEVICE void mma_sp(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_dtype::f16) && (PtxgenCtype == mma_sp_ctype::f16)) || ((PtxgenDtype == mma_sp_dtype::f32) && (PtxgenCtype == mma_sp_ctype::f32)) || ((PtxgenDtype == mma_sp_dtype::s32) && (PtxgenCtype == mma_sp_ctype::s32)))),
                   "ptxgen: mma.sp.sync.aligned: .dtype must equal .ctype for the sparse forms");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sp_atype::u8 || PtxgenAtype == mma_sp_atype::s8 || PtxgenAtype == mma_sp_atype::u4 || PtxgenAtype == mma_sp_atype::s4))),
@@ -960,16 +964,17 @@ PTXGEN_PTX_DEVICE void mma_sp(
     static_assert(detail::mma_sp_c_element_type<detail::reg_or_t<detail::mma_sp_type_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
     static_assert(detail::mma_sp_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::mma_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mma_sp_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         detail::mma_sp_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
     }
 #endif
 }
@@ -993,7 +998,7 @@ inline constexpr long long mma_sp_ordered_metadata_forms0_table[] = {
     13268480, 13269760, 16486400, 16487680, 16494080, 16495360, 16578560, 16579840,
     16586240, 16587520,
 };
-// Their asm statements (mma_sp.forms.hpp).
+// Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta);
 
@@ -1031,6 +1036,10 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind));
+    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_ordered_metadata_dtype::f16) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f16)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::f32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f32)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::s32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::s32)))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .dtype must equal .ctype for the sparse forms");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sp_ordered_metadata_atype::u8 || PtxgenAtype == mma_sp_ordered_metadata_atype::s8 || PtxgenAtype == mma_sp_ordered_metadata_atype::u4 || PtxgenAtype == mma_sp_ordered_metadata_atype::s4))),
@@ -1057,22 +1066,23 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind));
-    constexpr int ptxgen_class = detail::form_class(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_form, PtxgenSpSel>(d, a, b, c, sp_meta));
+                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
     }
 #endif
 }
@@ -1090,7 +1100,7 @@ inline constexpr long long mma_sp_ordered_metadata_block_scale_forms0_table[] = 
     7978240, 7979008, 7993600, 7994368, 8008960, 8009728, 8024320, 8025088,
     8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
 };
-// Their asm statements (mma_sp.forms.hpp).
+// Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b);
 
@@ -1135,6 +1145,10 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
+    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4) && (PtxgenStype != mma_sp_ordered_metadata_stype::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
     static_assert((!((PtxgenKind == mma_sp_ordered_metadata_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))),
@@ -1167,16 +1181,17 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
-    constexpr int ptxgen_class = detail::form_class(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_form, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
+                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x9000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_form, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
+                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
     }
 #endif
 }

@@ -733,7 +733,7 @@ inline constexpr long long mma_sync_forms0_table[] = {
     624806401, 624810241, 721605121, 721608961, 721635841, 721639681, 722035201, 722039041,
     722065921, 722069761, 818864905, 818865162, 915202818, 915203082, 1011540738, 1011541002,
 };
-// Their asm statements (mma_sync.forms.hpp).
+// Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c);
 
@@ -770,6 +770,10 @@ PTXGEN_PTX_DEVICE void mma_sync(
     const PtxgenElem3 (&c)[PtxgenLength3]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::mma_sync_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sync_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
                   "ptxgen: mma.sync.aligned: only .m8n8k4 takes layouts other than .row.col");
     static_assert((!((PtxgenShape == mma_sync_shape::m8n8k4) && (PtxgenAtype == mma_sync_atype::f64))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
@@ -806,43 +810,44 @@ PTXGEN_PTX_DEVICE void mma_sync(
     static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::mma_sync_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 5) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 6) {
         PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 7) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 8) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 9) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
     } else if constexpr (ptxgen_class == 10) {
         PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mma_sync_forms0<ptxgen_form>(d, a, b, c));
+                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
     }
 #endif
 }
@@ -860,7 +865,7 @@ inline constexpr long long mma_sync_block_scale_forms0_table[] = {
     13600000, 13600768, 13615360, 13616128, 13630720, 13631488, 13646080, 13646848,
     13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
 };
-// Their asm statements (mma_sync.forms.hpp).
+// Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b);
 
@@ -901,6 +906,10 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
+    constexpr long long ptxgen_index = detail::form_index(detail::mma_sync_block_scale_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sync_block_scale_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
                   "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
     static_assert((((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4) && (PtxgenStype != mma_sync_stype::none))),
@@ -935,13 +944,14 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
-    constexpr int ptxgen_class = detail::form_class(detail::mma_sync_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_block_scale_forms0<ptxgen_form, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b));
+                         detail::mma_sync_block_scale_forms0<ptxgen_index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
     }
 #endif
 }

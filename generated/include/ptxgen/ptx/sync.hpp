@@ -131,7 +131,7 @@ namespace detail {
 inline constexpr long long setmaxnreg_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, int PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0();
 
@@ -153,15 +153,20 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
     imm_t<PtxgenImmRegCount> imm_reg_count
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
+    constexpr long long ptxgen_index = detail::form_index(detail::setmaxnreg_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::setmaxnreg_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::setmaxnreg_action_ok_imm_reg_count(PtxgenAction, setmaxnreg_action_sync_aligned::sync_aligned, setmaxnreg_action_type::u32, PtxgenImmRegCount),
                   "ptxgen: setmaxnreg: immediate imm_reg_count is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr int ptxgen_class = detail::form_class(detail::setmaxnreg_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: setmaxnreg: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b6db680ull, 0, 80, detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
-                         detail::setmaxnreg_forms0<ptxgen_form, PtxgenImmRegCount>());
+                         detail::setmaxnreg_forms0<ptxgen_index, PtxgenImmRegCount>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -173,7 +178,7 @@ namespace detail {
 inline constexpr long long griddepcontrol_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void griddepcontrol_forms0();
 
@@ -193,12 +198,17 @@ PTXGEN_PTX_DEVICE void griddepcontrol(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr int ptxgen_class = detail::form_class(detail::griddepcontrol_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::griddepcontrol_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::griddepcontrol_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: griddepcontrol: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::griddepcontrol_forms0<ptxgen_form>());
+                         detail::griddepcontrol_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }
@@ -210,7 +220,7 @@ namespace detail {
 inline constexpr long long barrier_cluster_arrive_forms0_table[] = {
     0, 256, 513, 769, 1025, 1281,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0();
 
@@ -231,18 +241,23 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_arrive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_arrive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem != barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.arrive takes .release or .relaxed");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::barrier_cluster_arrive_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_form>());
+                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_form>());
+                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }
@@ -254,7 +269,7 @@ namespace detail {
 inline constexpr long long barrier_cluster_wait_forms0_table[] = {
     0, 256, 1537, 1793,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0();
 
@@ -275,18 +290,23 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_wait(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_wait_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_wait_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem == barrier_cluster_sem::none || PtxgenSem == barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.wait takes .acquire only");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::barrier_cluster_wait_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_wait_forms0<ptxgen_form>());
+                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_wait_forms0<ptxgen_form>());
+                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
 }
@@ -298,7 +318,7 @@ namespace detail {
 inline constexpr long long mapa_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 
@@ -325,12 +345,17 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
     detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::mapa_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::mapa_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mapa_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mapa: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mapa_forms0<ptxgen_form>(d, a, b));
+                         detail::mapa_forms0<ptxgen_index>(d, a, b));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
     }
 #endif
     return d;
@@ -343,7 +368,7 @@ namespace detail {
 inline constexpr long long barrier_sync_forms0_table[] = {
     0, 256, 513, 769,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void barrier_sync_forms0(PtxgenA0 a);
 
@@ -367,15 +392,20 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::barrier_sync_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms0<ptxgen_form>(a));
+                         detail::barrier_sync_forms0<ptxgen_index>(a));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms0<ptxgen_form>(a));
+                         detail::barrier_sync_forms0<ptxgen_index>(a));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
     }
 #endif
 }
@@ -387,7 +417,7 @@ namespace detail {
 inline constexpr long long barrier_sync_forms1_table[] = {
     0, 256, 513, 769,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_sync_forms1(PtxgenA0 a, PtxgenA1 b);
 
@@ -413,15 +443,20 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::barrier_sync_forms1_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms1<ptxgen_form>(a, b));
+                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms1<ptxgen_form>(a, b));
+                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
     }
 #endif
 }
@@ -433,7 +468,7 @@ namespace detail {
 inline constexpr long long barrier_arrive_forms0_table[] = {
     0, 256, 513, 769,
 };
-// Their asm statements (sync.forms.hpp).
+// Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b);
 
@@ -459,15 +494,20 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::barrier_arrive_forms0_table, ptxgen_form);
+    constexpr long long ptxgen_index = detail::form_index(detail::barrier_arrive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_arrive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_arrive_forms0<ptxgen_form>(a, b));
+                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_arrive_forms0<ptxgen_form>(a, b));
+                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
     }
 #endif
 }
@@ -494,9 +534,13 @@ PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(
 ) {
     std::uint32_t lane{}; std::uint32_t elected{};
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // elect.sync
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("{\n\t.reg .pred p;\n\t" "elect.sync " "%0|p, %2;" "\n\tselp.u32 %1, 1, 0, p;\n\t}" : "=r"(lane), "=r"(elected) : "r"(membermask)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
 #endif
     return {lane, elected != 0};
 }
@@ -515,9 +559,13 @@ PTXGEN_PTX_DEVICE bool elect_sync(
 ) {
     std::uint32_t elected{};
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // elect.sync
     PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
                      asm volatile("{\n\t.reg .pred p;\n\t" "elect.sync " "_|p, %1;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected) : "r"(membermask)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
 #endif
     return elected != 0;
 }

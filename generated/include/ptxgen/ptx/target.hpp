@@ -6,6 +6,7 @@
 #define PTXGEN_PTX_TARGET_HPP
 
 #include <cstdint>
+#include <utility>
 
 // The wrappers are device code; with a compiler other than nvcc the headers
 // still parse (nothing is instantiated there).
@@ -391,14 +392,15 @@ PTXGEN_PTX_DEVICE void fence_operand(PtxgenT (&x)[PtxgenN]) {
 #else
 #define PTXGEN_PTX_TARGET_BIT 0ull
 #endif
-// detail::supported(MASK, FROM, SINCE) for #if: the forms headers compile the asm
-// statements of a group of forms only where the group can be emitted.
-#define PTXGEN_PTX_SUPPORTED(MASK, FROM, SINCE)                                         \
-    (PTXGEN_PTX_ISA_VERSION >= (SINCE) &&                                              \
-     ((PTXGEN_PTX_TARGET_BIT & (MASK)) != 0 ||                                         \
-      (PTXGEN_PTX_TARGET == -2 &&                                                      \
-       (((FROM) != 0 && PTXGEN_PTX_ARCH >= (FROM)) ||                                  \
-        (PTXGEN_PTX_NEWER_TARGET && PTXGEN_PTX_NEWER_TARGET_ALLOWED)))))
+// 1 when the compiler takes the "C" asm constraint (a constant char array spliced
+// into the asm template), which the forms headers' shared asm statements need:
+// nvcc and NVRTC 12.5 and later ("unknown asm constraint letter 'C'" before).
+#if defined(__CUDACC_VER_MAJOR__) && !defined(__clang__) && \
+    (__CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1205)
+#define PTXGEN_PTX_C_CONSTRAINT 1
+#else
+#define PTXGEN_PTX_C_CONSTRAINT 0
+#endif
 // Whether the target being compiled may have a form of a file whose forms' support
 // masks OR to MASK (a wrapper header includes its forms header only then).
 #define PTXGEN_PTX_FAMILY(MASK) \
@@ -420,11 +422,11 @@ PTXGEN_PTX_CONSTEXPR long long index_of(int v) noexcept {
     return r;
 }
 
-/// The support class of form `number` in a wrapper's sorted table of
+/// The position of form `number` in a wrapper's sorted table of
 /// number * 256 + class, or -1 if the number is not a form.
 template <decltype(sizeof(0)) PtxgenK>
-PTXGEN_PTX_CONSTEXPR int form_class(const long long (&table)[PtxgenK],
-                                    long long number) noexcept {
+PTXGEN_PTX_CONSTEXPR long long form_index(const long long (&table)[PtxgenK],
+                                          long long number) noexcept {
     if (number < 0) {
         return -1;
     }
@@ -437,8 +439,35 @@ PTXGEN_PTX_CONSTEXPR int form_class(const long long (&table)[PtxgenK],
             hi = mid;
         }
     }
-    return lo < PtxgenK && table[lo] / 256 == number ? static_cast<int>(table[lo] % 256) : -1;
+    return lo < PtxgenK && table[lo] / 256 == number ? static_cast<long long>(lo) : -1;
 }
+
+/// The support class of the form at `index` of such a table (-1: no form).
+template <decltype(sizeof(0)) PtxgenK>
+PTXGEN_PTX_CONSTEXPR int form_class_at(const long long (&table)[PtxgenK],
+                                       long long index) noexcept {
+    return index < 0 ? -1 : static_cast<int>(table[index] % 256);
+}
+
+/// The length of a NUL-terminated text.
+PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
+    int n = 0;
+    while (text[n] != 0) {
+        ++n;
+    }
+    return n;
+}
+
+/// Entry PtxgenI of a table of opcode texts as a constant char array (c), the
+/// "C" operand that an asm statement shared by several forms splices its opcode
+/// from: only the forms a translation unit uses are ever instantiated.
+template <const auto& PtxgenTable, long long PtxgenI,
+          class PtxgenSeq = std::make_integer_sequence<int, text_length(PtxgenTable[PtxgenI]) + 1>>
+struct opcode_text;
+template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenC>
+struct opcode_text<PtxgenTable, PtxgenI, std::integer_sequence<int, PtxgenC...>> {
+    static constexpr char c[] = {PtxgenTable[PtxgenI][PtxgenC]...};
+};
 
 }  // namespace ptxgen::ptx::detail
 

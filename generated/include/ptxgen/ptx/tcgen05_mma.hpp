@@ -136,7 +136,7 @@ inline constexpr long long tcgen05_mma_forms0_table[] = {
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -169,6 +169,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -181,19 +185,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -207,7 +212,7 @@ inline constexpr long long tcgen05_mma_forms1_table[] = {
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -242,6 +247,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -258,13 +267,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms1<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -282,7 +292,7 @@ inline constexpr long long tcgen05_mma_forms2_table[] = {
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
@@ -317,6 +327,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -332,19 +346,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -358,7 +373,7 @@ inline constexpr long long tcgen05_mma_forms3_table[] = {
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
@@ -395,6 +410,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -414,13 +433,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms3<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -441,7 +461,7 @@ inline constexpr long long tcgen05_mma_forms4_table[] = {
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -474,6 +494,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms4_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms4_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -484,19 +508,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -511,7 +536,7 @@ inline constexpr long long tcgen05_mma_forms5_table[] = {
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -546,6 +571,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms5_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms5_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -560,13 +589,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms5<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -587,7 +617,7 @@ inline constexpr long long tcgen05_mma_forms6_table[] = {
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
@@ -622,6 +652,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms6_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms6_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -635,19 +669,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms6_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -662,7 +697,7 @@ inline constexpr long long tcgen05_mma_forms7_table[] = {
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
@@ -699,6 +734,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms7_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms7_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -716,13 +755,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_forms7_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms7<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -746,7 +786,7 @@ inline constexpr long long tcgen05_mma_block_scale_forms0_table[] = {
     468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
     478722, 478978, 479234, 479490,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d);
 
@@ -783,6 +823,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
@@ -795,22 +839,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -834,7 +879,7 @@ inline constexpr long long tcgen05_mma_block_scale_forms1_table[] = {
     468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
     478722, 478978, 479234, 479490,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d);
 
@@ -871,6 +916,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
@@ -883,22 +932,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -911,7 +961,7 @@ inline constexpr long long tcgen05_mma_decompress_forms0_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -944,17 +994,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -967,7 +1022,7 @@ inline constexpr long long tcgen05_mma_decompress_forms1_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1002,6 +1057,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
@@ -1009,13 +1068,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_decompress_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1028,7 +1088,7 @@ inline constexpr long long tcgen05_mma_decompress_forms2_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -1061,17 +1121,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_decompress_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1084,7 +1149,7 @@ inline constexpr long long tcgen05_mma_decompress_forms3_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1119,6 +1184,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
@@ -1126,13 +1195,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_decompress_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_decompress_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1147,7 +1217,7 @@ inline constexpr long long tcgen05_mma_block_scale_decompress_forms0_table[] = {
     32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
     38657, 59136, 59392, 59648, 59904, 60160,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
 
@@ -1185,22 +1255,27 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1215,7 +1290,7 @@ inline constexpr long long tcgen05_mma_block_scale_decompress_forms1_table[] = {
     32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
     38657, 59136, 59392, 59648, 59904, 60160,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
 
@@ -1253,22 +1328,27 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1286,7 +1366,7 @@ inline constexpr long long tcgen05_mma_sp_forms0_table[] = {
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -1321,6 +1401,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1333,19 +1417,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1359,7 +1444,7 @@ inline constexpr long long tcgen05_mma_sp_forms1_table[] = {
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -1396,6 +1481,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1412,13 +1501,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms1<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1436,7 +1526,7 @@ inline constexpr long long tcgen05_mma_sp_forms2_table[] = {
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1473,6 +1563,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1488,19 +1582,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1514,7 +1609,7 @@ inline constexpr long long tcgen05_mma_sp_forms3_table[] = {
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1553,6 +1648,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1572,13 +1671,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms3<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1599,7 +1699,7 @@ inline constexpr long long tcgen05_mma_sp_forms4_table[] = {
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -1634,6 +1734,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms4_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms4_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1644,19 +1748,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1671,7 +1776,7 @@ inline constexpr long long tcgen05_mma_sp_forms5_table[] = {
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -1708,6 +1813,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms5_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms5_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1722,13 +1831,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms5<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_sp_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1749,7 +1859,7 @@ inline constexpr long long tcgen05_mma_sp_forms6_table[] = {
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1786,6 +1896,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms6_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms6_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1799,19 +1913,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms6_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1826,7 +1941,7 @@ inline constexpr long long tcgen05_mma_sp_forms7_table[] = {
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
@@ -1865,6 +1980,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms7_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms7_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
@@ -1882,13 +2001,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_forms7_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms7<ptxgen_form, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+                         detail::tcgen05_mma_sp_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1912,7 +2032,7 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms0_table[] = {
     468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
     478723, 478979, 479235, 479491,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
 
@@ -1951,6 +2071,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
@@ -1963,25 +2087,26 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2005,7 +2130,7 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms1_table[] = {
     468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
     478723, 478979, 479235, 479491,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d);
 
@@ -2044,6 +2169,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
@@ -2056,25 +2185,26 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 3) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
     } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2096,7 +2226,7 @@ inline constexpr long long tcgen05_mma_ws_forms0_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -2127,25 +2257,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2167,7 +2302,7 @@ inline constexpr long long tcgen05_mma_ws_forms1_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask);
 
@@ -2200,25 +2335,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2240,7 +2380,7 @@ inline constexpr long long tcgen05_mma_ws_forms2_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
@@ -2271,25 +2411,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2311,7 +2456,7 @@ inline constexpr long long tcgen05_mma_ws_forms3_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask);
 
@@ -2344,25 +2489,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2384,7 +2534,7 @@ inline constexpr long long tcgen05_mma_ws_sp_forms0_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -2417,25 +2567,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2457,7 +2612,7 @@ inline constexpr long long tcgen05_mma_ws_sp_forms1_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask);
 
@@ -2492,25 +2647,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_form>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2532,7 +2692,7 @@ inline constexpr long long tcgen05_mma_ws_sp_forms2_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
@@ -2565,25 +2725,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -2605,7 +2770,7 @@ inline constexpr long long tcgen05_mma_ws_sp_forms3_table[] = {
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
 };
-// Their asm statements (tcgen05_mma.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask);
 
@@ -2640,25 +2805,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
     } else if constexpr (ptxgen_class == 2) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_form>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }

@@ -622,7 +622,7 @@ namespace detail {
 inline constexpr long long tcgen05_alloc_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols);
 
@@ -647,15 +647,20 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_alloc_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_alloc_forms0<ptxgen_form>(dst, ncols));
+                         detail::tcgen05_alloc_forms0<ptxgen_index>(dst, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -667,7 +672,7 @@ namespace detail {
 inline constexpr long long tcgen05_alloc_exclusive_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols);
 
@@ -692,15 +697,20 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_alloc_exclusive_forms0<ptxgen_form>(dst, ncols));
+                         detail::tcgen05_alloc_exclusive_forms0<ptxgen_index>(dst, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -712,7 +722,7 @@ namespace detail {
 inline constexpr long long tcgen05_dealloc_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
 
@@ -736,15 +746,20 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_dealloc_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_dealloc_forms0<ptxgen_form>(taddr, ncols));
+                         detail::tcgen05_dealloc_forms0<ptxgen_index>(taddr, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -756,7 +771,7 @@ namespace detail {
 inline constexpr long long tcgen05_dealloc_exclusive_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols);
 
@@ -780,15 +795,20 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_dealloc_exclusive_forms0<ptxgen_form>(taddr, ncols));
+                         detail::tcgen05_dealloc_exclusive_forms0<ptxgen_index>(taddr, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -800,7 +820,7 @@ namespace detail {
 inline constexpr long long tcgen05_relinquish_alloc_permit_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit_forms0();
 
@@ -820,15 +840,20 @@ template <int PtxgenCtaGroup>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit(
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.relinquish_alloc_permit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.relinquish_alloc_permit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_form>());
+                         detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_index>());
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -847,7 +872,7 @@ inline constexpr long long tcgen05_ld_forms0_table[] = {
     13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
     15872, 16128,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr);
 
@@ -873,6 +898,10 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     std::uint32_t taddr
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -884,13 +913,14 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms0<ptxgen_form>(r, taddr));
+                         detail::tcgen05_ld_forms0<ptxgen_index>(r, taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -903,7 +933,7 @@ inline constexpr long long tcgen05_ld_forms1_table[] = {
     16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr);
 
@@ -931,6 +961,10 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -944,13 +978,14 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(r, taddr));
+                         detail::tcgen05_ld_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -972,7 +1007,7 @@ inline constexpr long long tcgen05_ld_red_forms0_table[] = {
     43008, 43264, 43520, 43776, 44032, 45056, 46080, 46336,
     46592, 46848, 47104, 48128,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr);
 
@@ -1002,6 +1037,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 ) {
     detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
     static_assert(((!((PtxgenNum == 1)))),
@@ -1013,13 +1052,14 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms0<ptxgen_form>(r, redval, taddr));
+                         detail::tcgen05_ld_red_forms0<ptxgen_index>(r, redval, taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
     }
 #endif
     return redval;
@@ -1042,7 +1082,7 @@ inline constexpr long long tcgen05_ld_red_forms1_table[] = {
     92160, 92416, 92672, 92928, 93184, 94208, 95232, 95488,
     95744, 96000, 96256, 97280,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr);
 
@@ -1074,6 +1114,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 ) {
     detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
     static_assert(((!((PtxgenNum == 1)))),
@@ -1087,13 +1131,14 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(r, redval, taddr));
+                         detail::tcgen05_ld_red_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, redval, taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
     }
 #endif
     return redval;
@@ -1111,7 +1156,7 @@ inline constexpr long long tcgen05_ld_red_spcompress_forms0_table[] = {
     8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
     10240, 10496, 10752, 11008, 11264, 11520, 11776, 12032,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr);
 
@@ -1142,6 +1187,10 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
 ) {
     float redval{};
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, detail::index_of<4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: template parameter PtxgenNum (qualifier num) must be 4, 8, 16, 32, 64 or 128");
     static_assert(detail::tcgen05_ld_red_spcompress_mdata_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1150,13 +1199,14 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_element_type<detail::reg_or_t<3, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_cdata_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_spcompress_count_cdata(tcgen05_ld_red_spcompress_shape::shape_32x32b, PtxgenNum, PtxgenRedOp, tcgen05_ld_red_spcompress_sparsity::sp_2_4, PtxgenAbs, PtxgenNan, tcgen05_ld_red_spcompress_type::f32, tcgen05_ld_red_spcompress_meta_type::b2));
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_length<ptxgen_cdata_length == 0 ? PtxgenLength1 : ptxgen_cdata_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, detail::index_of<4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_ld_red_spcompress_forms0<ptxgen_form>(mdata, cdata, redval, taddr));
+                         detail::tcgen05_ld_red_spcompress_forms0<ptxgen_index>(mdata, cdata, redval, taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
     }
 #endif
     return redval;
@@ -1176,7 +1226,7 @@ inline constexpr long long tcgen05_st_forms0_table[] = {
     13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
     15872, 16128,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r);
 
@@ -1202,6 +1252,10 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_st_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_st_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -1213,13 +1267,14 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_st_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms0<ptxgen_form>(taddr, r));
+                         detail::tcgen05_st_forms0<ptxgen_index>(taddr, r));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1232,7 +1287,7 @@ inline constexpr long long tcgen05_st_forms1_table[] = {
     16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r);
 
@@ -1260,6 +1315,10 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_st_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_st_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
     static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
@@ -1273,13 +1332,14 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_st_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms1<ptxgen_form, PtxgenImmHalfSplitoff>(taddr, r));
+                         detail::tcgen05_st_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(taddr, r));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1294,9 +1354,13 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x6db600ull)
     // tcgen05.wait::ld.sync.aligned
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.wait::ld.sync.aligned" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+#endif
 #endif
 }
 
@@ -1310,9 +1374,13 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
 PTXGEN_PTX_DEVICE void tcgen05_wait_st(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x6db600ull)
     // tcgen05.wait::st.sync.aligned
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.wait::st.sync.aligned" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+#endif
 #endif
 }
 
@@ -1326,9 +1394,13 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_st(
 PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x6db600ull)
     // tcgen05.fence::before_thread_sync
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.fence::before_thread_sync" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+#endif
 #endif
 }
 
@@ -1342,9 +1414,13 @@ PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync(
 PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x6db600ull)
     // tcgen05.fence::after_thread_sync
     PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                      asm volatile("tcgen05.fence::after_thread_sync" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+#endif
 #endif
 }
 
@@ -1359,7 +1435,7 @@ inline constexpr long long tcgen05_cp_forms0_table[] = {
     21504, 21760, 22016, 25344, 25600, 25856, 26112, 26368,
     26624, 29952, 30208, 30464,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc);
 
@@ -1385,6 +1461,10 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
     std::uint64_t s_desc
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 5, static_cast<long long>(PtxgenShape)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenDstSrcFmt));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_cp_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_cp_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.cp: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((!((PtxgenShape == tcgen05_cp_shape::shape_64x128b))) || (((PtxgenMulticast == tcgen05_cp_multicast::warpx2_02_13 || PtxgenMulticast == tcgen05_cp_multicast::warpx2_01_23))),
@@ -1393,13 +1473,14 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
                   "ptxgen: tcgen05.cp: .32x128b needs .warpx4");
     static_assert((!((PtxgenShape != tcgen05_cp_shape::shape_64x128b && PtxgenShape != tcgen05_cp_shape::shape_32x128b))) || (((PtxgenMulticast == tcgen05_cp_multicast::none))),
                   "ptxgen: tcgen05.cp: .128x256b, .4x256b and .128x128b take no multicast qualifier");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 5, static_cast<long long>(PtxgenShape)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenDstSrcFmt));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_cp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.cp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_cp_forms0<ptxgen_form>(taddr, s_desc));
+                         detail::tcgen05_cp_forms0<ptxgen_index>(taddr, s_desc));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1411,7 +1492,7 @@ namespace detail {
 inline constexpr long long tcgen05_shift_forms0_table[] = {
     0, 256,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr);
 
@@ -1433,15 +1514,20 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
     std::uint32_t taddr
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_shift_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_shift_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.shift: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_shift_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.shift: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_shift_forms0<ptxgen_form>(taddr));
+                         detail::tcgen05_shift_forms0<ptxgen_index>(taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1453,7 +1539,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar);
 
@@ -1476,15 +1562,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_forms0<ptxgen_form>(mbar));
+                         detail::tcgen05_commit_forms0<ptxgen_index>(mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1496,7 +1587,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1521,15 +1612,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_multicast_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
     }
 #endif
 }
@@ -1541,7 +1637,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_16b_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1566,15 +1662,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_16b_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1586,7 +1687,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_32b_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1611,15 +1712,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_32b_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1631,7 +1737,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar);
 
@@ -1654,15 +1760,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_sync_restrict_forms0<ptxgen_form>(mbar));
+                         detail::tcgen05_commit_sync_restrict_forms0<ptxgen_index>(mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1674,7 +1785,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1699,15 +1810,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1719,7 +1835,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_16b_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1744,15 +1860,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1764,7 +1885,7 @@ namespace detail {
 inline constexpr long long tcgen05_commit_multicast_32b_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
 };
-// Their asm statements (tcgen05_tmem.forms.hpp).
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask);
 
@@ -1789,15 +1910,20 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr int ptxgen_class = detail::form_class(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_form>(mbar, cta_mask));
+                         detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }

@@ -131,7 +131,7 @@ namespace detail {
 inline constexpr long long tensormap_replace_forms0_table[] = {
     0, 256, 512, 768, 1024, 1280,
 };
-// Their asm statements (tensormap.forms.hpp).
+// Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val);
 
@@ -156,6 +156,10 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
     detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
     static_assert((!((PtxgenField != tensormap_replace_field::global_address && PtxgenField != tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b32))),
@@ -166,13 +170,14 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
                   "ptxgen: tensormap.replace: operand new_val is only allowed when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
     static_assert(!((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode)),
                   "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::tensormap_replace_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_forms0<ptxgen_form>(addr, new_val));
+                         detail::tensormap_replace_forms0<ptxgen_index>(addr, new_val));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
     }
 #endif
 }
@@ -185,7 +190,7 @@ inline constexpr long long tensormap_replace_dim_forms0_table[] = {
     1536, 1792, 2048, 2304, 2560, 2816, 3072, 3328,
     3584, 3840, 4096, 4352,
 };
-// Their asm statements (tensormap.forms.hpp).
+// Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, int PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val);
 
@@ -212,6 +217,10 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
     detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_dim_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_dim_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
     static_assert((!((PtxgenField != tensormap_replace_field::global_address && PtxgenField != tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b32))),
@@ -224,13 +233,14 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
                   "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
     static_assert(detail::tensormap_replace_ok_ord(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenOrd),
                   "ptxgen: tensormap.replace: immediate ord is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::tensormap_replace_dim_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_dim_forms0<ptxgen_form, PtxgenOrd>(addr, new_val));
+                         detail::tensormap_replace_dim_forms0<ptxgen_index, PtxgenOrd>(addr, new_val));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
     }
 #endif
 }
@@ -243,7 +253,7 @@ inline constexpr long long tensormap_replace_code_forms0_table[] = {
     4608, 4864, 5120, 5376, 5632, 5888, 6144, 6400,
     6656, 6913, 7169, 7425, 7680, 7936, 8192,
 };
-// Their asm statements (tensormap.forms.hpp).
+// Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, int PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr);
 
@@ -268,6 +278,10 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
     imm_t<PtxgenNewValImm> new_val_imm
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_code_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_code_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
     static_assert(!((PtxgenField == tensormap_replace_field::box_dim || PtxgenField == tensormap_replace_field::global_dim || PtxgenField == tensormap_replace_field::global_stride || PtxgenField == tensormap_replace_field::element_stride)),
@@ -278,16 +292,17 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
                   "ptxgen: tensormap.replace: operand new_val_imm is only allowed when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
     static_assert(detail::tensormap_replace_ok_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm),
                   "ptxgen: tensormap.replace: immediate new_val_imm is out of range for this form");
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr int ptxgen_class = detail::form_class(detail::tensormap_replace_code_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_code_forms0<ptxgen_form, PtxgenNewValImm>(addr));
+                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::tensormap_replace_code_forms0<ptxgen_form, PtxgenNewValImm>(addr));
+                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
     }
 #endif
 }

@@ -310,7 +310,7 @@ inline constexpr long long wgmma_mma_async_forms0_table[] = {
     5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -350,6 +350,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -379,13 +383,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms0<ptxgen_form, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms0<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -408,7 +413,7 @@ inline constexpr long long wgmma_mma_async_forms1_table[] = {
     5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -446,6 +451,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -474,13 +483,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms1<ptxgen_form, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms1<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -527,7 +537,7 @@ inline constexpr long long wgmma_mma_async_forms2_table[] = {
     5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -563,6 +573,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -588,13 +602,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms2<ptxgen_form, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms2<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -641,7 +656,7 @@ inline constexpr long long wgmma_mma_async_forms3_table[] = {
     5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -677,6 +692,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -703,13 +722,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms3<ptxgen_form, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms3<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -741,7 +761,7 @@ inline constexpr long long wgmma_mma_async_forms4_table[] = {
     5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
     6281728, 6290688,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -773,6 +793,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms4_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms4_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -794,16 +818,17 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms4<ptxgen_form>(d, a_desc, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms4<ptxgen_form>(d, a_desc, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -835,7 +860,7 @@ inline constexpr long long wgmma_mma_async_forms5_table[] = {
     5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
     6281728, 6290688,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
@@ -867,6 +892,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms5_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms5_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
@@ -889,16 +918,17 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms5<ptxgen_form>(d, a_regs, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms5<ptxgen_form>(d, a_regs, b_desc, scale_d));
+                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
     }
 #endif
 }
@@ -921,7 +951,7 @@ inline constexpr long long wgmma_mma_async_sp_forms0_table[] = {
     1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -964,6 +994,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -991,13 +1025,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms0_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms0<ptxgen_form, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms0<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1020,7 +1055,7 @@ inline constexpr long long wgmma_mma_async_sp_forms1_table[] = {
     1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -1061,6 +1096,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -1087,13 +1126,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms1_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms1<ptxgen_form, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms1<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1140,7 +1180,7 @@ inline constexpr long long wgmma_mma_async_sp_forms2_table[] = {
     2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -1179,6 +1219,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms2_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms2_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -1202,13 +1246,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms2_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms2<ptxgen_form, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms2<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1255,7 +1300,7 @@ inline constexpr long long wgmma_mma_async_sp_forms3_table[] = {
     2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -1294,6 +1339,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms3_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms3_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -1318,13 +1367,14 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms3_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms3<ptxgen_form, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms3<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1353,7 +1403,7 @@ inline constexpr long long wgmma_mma_async_sp_forms4_table[] = {
     2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -1388,6 +1438,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms4_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms4_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -1407,16 +1461,17 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms4_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_form, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_form, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1445,7 +1500,7 @@ inline constexpr long long wgmma_mma_async_sp_forms5_table[] = {
     2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
 };
-// Their asm statements (wgmma.forms.hpp).
+// Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
@@ -1480,6 +1535,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
+    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms5_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms5_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
     static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
@@ -1500,16 +1559,17 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr int ptxgen_class = detail::form_class(detail::wgmma_mma_async_sp_forms5_table, ptxgen_form);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_form, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
     } else if constexpr (ptxgen_class == 1) {
         PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_form, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
+                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
     }
 #endif
 }
@@ -1523,9 +1583,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 PTXGEN_PTX_DEVICE void wgmma_fence(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x80ull)
     // wgmma.fence.sync.aligned
     PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0,
                      asm volatile("wgmma.fence.sync.aligned" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
@@ -1538,9 +1602,13 @@ PTXGEN_PTX_DEVICE void wgmma_fence(
 PTXGEN_PTX_DEVICE void wgmma_commit_group(
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x80ull)
     // wgmma.commit_group.sync.aligned
     PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0,
                      asm volatile("wgmma.commit_group.sync.aligned" ";" :  :  : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
@@ -1556,11 +1624,17 @@ PTXGEN_PTX_DEVICE void wgmma_wait_group(
     imm_t<PtxgenN> n
 ) {
 #if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert(detail::wgmma_wait_group_ok_n(PtxgenN),
                   "ptxgen: wgmma.wait_group.sync.aligned: immediate n is out of range for this form");
+#endif
+#if PTXGEN_PTX_FAMILY(0x80ull)
     // wgmma.wait_group.sync.aligned
     PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0,
                      asm volatile("wgmma.wait_group.sync.aligned " "%0;" :  : "n"(PtxgenN) : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0();
+#endif
 #endif
 }
 
