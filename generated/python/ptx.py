@@ -6292,6 +6292,41 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                 },
+                {
+                    "name": "tensormap.cp_fenceproxy",
+                    "id": "tensormap_cp_fenceproxy",
+                    "qualifiers": [
+                        {"name": "spaces", "text": ".{}", "values": ["global.shared::cta"]},
+                        {"name": "proxy", "text": ".{}", "values": ["tensormap::generic"]},
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                        },
+                        {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "dst",
+                            "kind": "address",
+                            "type": "b64",
+                            "object": "tensormap",
+                            "access": "write",
+                        },
+                        {"name": "src", "kind": "address", "type": "b32", "object": "shared"},
+                        {"name": "size", "kind": "immediate", "values": [128]},
+                    ],
+                    "gates": [
+                        {
+                            "id": "tensormap-cp-fenceproxy",
+                            "when": {},
+                            "targets": ["sm_90+"],
+                            "since": "8.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "tensormap_cp_fenceproxy", "when": {}}],
+                },
             ],
         },
     ),
@@ -6831,6 +6866,7 @@ FORM_COUNTS: dict[str, int] = {
     "tcgen05_shift": 2,
     "tcgen05_commit": 32,
     "tensormap_replace": 33,
+    "tensormap_cp_fenceproxy": 4,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
     "wgmma_fence": 1,
@@ -6966,6 +7002,8 @@ FORM_DIGESTS: dict[str, str] = {
         "9a31f21110a1e766a26d829107542c709606ac2298d988dd3cf41a6df667c21f",
     "tensormap_replace":
         "19167c33e8b62425fbd7d43fb6b7568b2a7cc123b24824a455b4ef472e0e5665",
+    "tensormap_cp_fenceproxy":
+        "b281de68ca29abc76d38a5a9df6aadf5fe3b5ff49170aacfdb8931fafd60fa08",
     "wgmma_mma_async":
         "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp":
@@ -9436,6 +9474,55 @@ def tensormap_replace(
     })
 
 
+def tensormap_cp_fenceproxy(
+    *,
+    spaces: str = "global.shared::cta",
+    proxy: str = "tensormap::generic",
+    sem: str = "release",
+    sync_aligned: str = "sync.aligned",
+    scope: str,
+    dst: str,
+    src: str,
+    size: int,
+) -> str:
+    """``tensormap.cp_fenceproxy``: copy a tensor map from shared::cta to global memory and
+    release it to the tensormap proxy.
+
+    Copies the 128-byte tensor map at src (shared::cta memory) to dst (global memory) and
+    performs a release fence from the generic proxy to the tensormap proxy at the given
+    scope, so that a later fence.proxy.tensormap::generic.acquire (or a use by
+    cp.async.bulk.tensor) sees the new tensor map. Warp-collective (.sync.aligned): every
+    thread of the warp executes it with the same operands.
+
+    Qualifiers:
+        spaces: one of global.shared::cta. the state spaces of dst and src, always
+            .global.shared::cta
+        proxy: one of tensormap::generic. the proxies of the fence, always
+            .tensormap::generic
+        sem: one of release. the semantics of the fence, always .release
+        scope: one of cta, cluster, gpu, sys. the scope of the release
+        sync_aligned: one of sync.aligned. always present
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        dst: the tensor map in global memory (a 64-byte-aligned CUtensorMap).
+        src: the new tensor map in shared::cta memory (32-bit shared address; ptxas accepts a
+            64-bit register too).
+        size: the size of the tensor map in bytes, always 128.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("tensormap_cp_fenceproxy"), {
+        "spaces": spaces,
+        "proxy": proxy,
+        "sem": sem,
+        "sync_aligned": sync_aligned,
+        "scope": scope,
+        "dst": dst,
+        "src": src,
+        "size": size,
+    })
+
+
 def wgmma_mma_async(
     *,
     satfinite: bool = False,
@@ -9703,6 +9790,7 @@ __all__ = [
     "tcgen05_shift",
     "tcgen05_st",
     "tcgen05_wait",
+    "tensormap_cp_fenceproxy",
     "tensormap_replace",
     "wgmma_commit_group",
     "wgmma_fence",

@@ -97,6 +97,20 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #endif
 }
 
+template <long long PtxgenF, int PtxgenSize, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 83)
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned
+    if constexpr (PtxgenF == 0) asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize) : "memory");
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cluster.sync.aligned
+    if constexpr (PtxgenF == 1) asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cluster.sync.aligned " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize) : "memory");
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned
+    if constexpr (PtxgenF == 2) asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize) : "memory");
+    // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.sys.sync.aligned
+    if constexpr (PtxgenF == 3) asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.sys.sync.aligned " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize) : "memory");
+#endif
+}
+
 }  // namespace ptxgen::ptx::detail
 
 #endif  // PTXGEN_PTX_TENSORMAP_FORMS_HPP
