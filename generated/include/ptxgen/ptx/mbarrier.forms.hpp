@@ -1125,6 +1125,114 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete,
 #endif
 }
 
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.test_wait.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.test_wait.parity.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.test_wait.parity.phase_type::conditional.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+#endif
+}
+
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 78)
@@ -1282,6 +1390,222 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, 
     if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
     // mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64
     if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.parity.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.parity.phase_type::primary.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p, q;\n\t" "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.parity.phase_type::conditional.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity) : "memory");
+#endif
+}
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
+#if PTXGEN_PTX_SUPPORTED(0x1fffffc0ull, 900, 93)
+    // mbarrier.try_wait.parity.phase_type::conditional.b64
+    if constexpr (PtxgenF == 0) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.shared.b64
+    if constexpr (PtxgenF == 1) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64
+    if constexpr (PtxgenF == 2) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64
+    if constexpr (PtxgenF == 12) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64
+    if constexpr (PtxgenF == 13) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64
+    if constexpr (PtxgenF == 14) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64
+    if constexpr (PtxgenF == 15) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64
+    if constexpr (PtxgenF == 16) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 17) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64
+    if constexpr (PtxgenF == 21) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64
+    if constexpr (PtxgenF == 22) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64
+    if constexpr (PtxgenF == 23) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64
+    if constexpr (PtxgenF == 24) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64
+    if constexpr (PtxgenF == 25) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
+    // mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64
+    if constexpr (PtxgenF == 26) asm volatile("{\n\t.reg .pred p;\n\t" "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint) : "memory");
 #endif
 }
 
