@@ -1,6 +1,6 @@
-"""Issue 15: tensormap.replace and clusterlaunchcontrol, against ptxas 13.0 and 13.5
-(tests/toolkits.py): what the builders write assembles where the spec says, and the immediate
-ranges the builders enforce are ptxas's own."""
+"""Issue 15: tensormap.replace, tensormap.cp_fenceproxy and clusterlaunchcontrol, against
+ptxas 13.0 and 13.5 (tests/toolkits.py): what the builders write assembles where the spec
+says, and the immediate ranges the builders enforce are ptxas's own."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from ptxgen.isa.ptx import (
     PtxFormError,
     clusterlaunchcontrol_query_cancel,
     clusterlaunchcontrol_try_cancel,
+    support,
+    tensormap_cp_fenceproxy,
     tensormap_replace,
 )
 
@@ -68,6 +70,48 @@ def test_tensormap_replace_ord_range_is_ptxas_range(tmp_path: Path) -> None:
                         "sm_90a", "8.3")
     assert rc != 0
     assert "value '5' expected to be in range [0..4] when .box_dim modifier is used" in out
+
+
+_CP_FENCEPROXY = ("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release."
+                  "{}.sync.aligned [rd1], [r1], 128;")
+
+
+@pytest.mark.parametrize("scope", ["cta", "cluster", "gpu", "sys"])
+def test_tensormap_cp_fenceproxy_assembles_from_8_3_on_sm_90(tmp_path: Path, scope: str) -> None:
+    text = tensormap_cp_fenceproxy(scope=scope, dst="rd1", src="r1", size=128)
+    assert text == _CP_FENCEPROXY.format(scope)
+    for ptxas in toolkits.all_ptxas():
+        # the baseline sm_90 has it (not only sm_90a), from PTX ISA 8.3
+        for target in ("sm_90", "sm_100", "sm_120"):
+            rc, out = _assemble(ptxas, tmp_path, text, target, "8.8")
+            assert rc == 0, (ptxas, target, out)
+        rc, out = _assemble(ptxas, tmp_path, text, "sm_90", "8.2")
+        assert rc != 0 and ("Feature 'tensormap.cp_fenceproxy' requires PTX ISA .version 8.3 "
+                            "or later") in out, (ptxas, out)
+        rc, out = _assemble(ptxas, tmp_path, text, "sm_89", "8.3")
+        assert rc != 0 and ("Instruction 'tensormap.cp_fenceproxy' not supported on .target "
+                            "'sm_89'") in out, (ptxas, out)
+
+
+def test_tensormap_cp_fenceproxy_gate_is_ptxas_gate() -> None:
+    opcode = _CP_FENCEPROXY.format("gpu").split(" ")[0]
+    lookup = support(opcode)
+    assert lookup.valid and len(lookup.forms) == 1
+    form = lookup.forms[0].support
+    # what the test above measured: from 8.3 (sm_90), every target from sm_90 on, none before
+    assert form.since == "8.3"
+    assert {"sm_90", "sm_90a", "sm_100", "sm_120"} <= form.targets
+    assert not {"sm_80", "sm_86", "sm_89"} & form.targets
+
+
+def test_tensormap_cp_fenceproxy_size_is_128_only(tmp_path: Path) -> None:
+    with pytest.raises(PtxFormError, match="operand size: 64 is not allowed"):
+        tensormap_cp_fenceproxy(scope="cta", dst="rd1", src="r1", size=64)
+    for ptxas in toolkits.all_ptxas():
+        rc, out = _assemble(ptxas, tmp_path,
+                            _CP_FENCEPROXY.format("cta").replace("128;", "64;"), "sm_90", "8.3")
+        assert rc != 0 and ("Argument 2 of instruction 'tensormap.cp_fenceproxy': unexpected "
+                            "value '64', expected to be 128") in out, (ptxas, out)
 
 
 def test_clusterlaunchcontrol_forms_assemble_on_sm_100a(tmp_path: Path) -> None:

@@ -2644,6 +2644,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
                         {
+                            "name": "phase_type",
+                            "text": ".{}",
+                            "values": ["phase_type::primary", "phase_type::conditional"],
+                            "optional": True,
+                        },
+                        {
                             "name": "sem",
                             "text": ".{}",
                             "values": ["acquire", "relaxed"],
@@ -2665,6 +2671,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "operands": [
                         {"name": "wait_complete", "kind": "predicate", "io": "out"},
+                        {
+                            "name": "is_report_seen",
+                            "kind": "predicate",
+                            "io": "out",
+                            "joined": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
                         {
                             "name": "addr",
                             "kind": "address",
@@ -2699,6 +2712,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "forbid": {"sem": "none"},
                             "message": "a scope needs a semantics (.acquire / .relaxed)",
                         },
+                        {
+                            "id": "conditional-needs-parity",
+                            "when": {"phase_type": "phase_type::conditional"},
+                            "require": {"parity": True},
+                            "message": ".phase_type::conditional needs .parity",
+                        },
                     ],
                     "gates": [
                         {"id": "mbarrier", "when": {}, "targets": ["sm_80+"], "since": "7.0"},
@@ -2716,10 +2735,36 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "8.6",
                         },
+                        {
+                            "id": "phase-type",
+                            "when": {
+                                "phase_type": ["phase_type::primary", "phase_type::conditional"],
+                            },
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
-                        {"name": "mbarrier_test_wait", "when": {"parity": False}},
-                        {"name": "mbarrier_test_wait_parity", "when": {"parity": True}},
+                        {
+                            "name": "mbarrier_test_wait",
+                            "when": {"parity": False, "phase_type": "none"},
+                        },
+                        {
+                            "name": "mbarrier_test_wait_parity",
+                            "when": {"parity": True, "phase_type": "none"},
+                        },
+                        {
+                            "name": "mbarrier_test_wait_primary",
+                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "mbarrier_test_wait_parity_primary",
+                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "mbarrier_test_wait_parity_conditional",
+                            "when": {"phase_type": "phase_type::conditional"},
+                        },
                     ],
                 },
                 {
@@ -2727,6 +2772,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "mbarrier_try_wait",
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
+                        {
+                            "name": "phase_type",
+                            "text": ".{}",
+                            "values": ["phase_type::primary", "phase_type::conditional"],
+                            "optional": True,
+                        },
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -2749,6 +2800,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "operands": [
                         {"name": "wait_complete", "kind": "predicate", "io": "out"},
+                        {
+                            "name": "is_report_seen",
+                            "kind": "predicate",
+                            "io": "out",
+                            "joined": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
                         {
                             "name": "addr",
                             "kind": "address",
@@ -2790,15 +2848,47 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "forbid": {"sem": "none"},
                             "message": "a scope needs a semantics (.acquire / .relaxed)",
                         },
+                        {
+                            "id": "conditional-needs-parity",
+                            "when": {"phase_type": "phase_type::conditional"},
+                            "require": {"parity": True},
+                            "message": ".phase_type::conditional needs .parity",
+                        },
                     ],
                     "gates": [
                         {"id": "try-wait", "when": {}, "targets": ["sm_90+"], "since": "7.8"},
                         {"id": "acquire", "when": {"sem": "acquire"}, "since": "8.0"},
                         {"id": "relaxed", "when": {"sem": "relaxed"}, "since": "8.6"},
+                        {
+                            "id": "phase-type",
+                            "when": {
+                                "phase_type": ["phase_type::primary", "phase_type::conditional"],
+                            },
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
-                        {"name": "mbarrier_try_wait", "when": {"parity": False}},
-                        {"name": "mbarrier_try_wait_parity", "when": {"parity": True}},
+                        {
+                            "name": "mbarrier_try_wait",
+                            "when": {"parity": False, "phase_type": "none"},
+                        },
+                        {
+                            "name": "mbarrier_try_wait_parity",
+                            "when": {"parity": True, "phase_type": "none"},
+                        },
+                        {
+                            "name": "mbarrier_try_wait_primary",
+                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "mbarrier_try_wait_parity_primary",
+                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "mbarrier_try_wait_parity_conditional",
+                            "when": {"phase_type": "phase_type::conditional"},
+                        },
                     ],
                 },
                 {
@@ -6292,6 +6382,41 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                 },
+                {
+                    "name": "tensormap.cp_fenceproxy",
+                    "id": "tensormap_cp_fenceproxy",
+                    "qualifiers": [
+                        {"name": "spaces", "text": ".{}", "values": ["global.shared::cta"]},
+                        {"name": "proxy", "text": ".{}", "values": ["tensormap::generic"]},
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                        },
+                        {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "dst",
+                            "kind": "address",
+                            "type": "b64",
+                            "object": "tensormap",
+                            "access": "write",
+                        },
+                        {"name": "src", "kind": "address", "type": "b32", "object": "shared"},
+                        {"name": "size", "kind": "immediate", "values": [128]},
+                    ],
+                    "gates": [
+                        {
+                            "id": "tensormap-cp-fenceproxy",
+                            "when": {},
+                            "targets": ["sm_90+"],
+                            "since": "8.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "tensormap_cp_fenceproxy", "when": {}}],
+                },
             ],
         },
     ),
@@ -6804,8 +6929,8 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_arrive_drop": 162,
     "mbarrier_expect_tx": 18,
     "mbarrier_complete_tx": 18,
-    "mbarrier_test_wait": 30,
-    "mbarrier_try_wait": 60,
+    "mbarrier_test_wait": 75,
+    "mbarrier_try_wait": 150,
     "mbarrier_pending_count": 1,
     "mbarrier_check_layout": 6,
     "mma_sp": 44,
@@ -6831,6 +6956,7 @@ FORM_COUNTS: dict[str, int] = {
     "tcgen05_shift": 2,
     "tcgen05_commit": 32,
     "tensormap_replace": 33,
+    "tensormap_cp_fenceproxy": 4,
     "wgmma_mma_async": 1092,
     "wgmma_mma_async_sp": 1056,
     "wgmma_fence": 1,
@@ -6911,9 +7037,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_complete_tx":
         "71220cbfb9466b5131c1d0539b40f4b165a790e0883eba1545ae3fa6e5806b99",
     "mbarrier_test_wait":
-        "d29d118c56b05b6a0246b1f6a4040f03c603b053bb68cd2b45993ddff290226c",
+        "2f73433fb07677586f3ed842d4e130d2cbe1defba07458c6129e51b55be61650",
     "mbarrier_try_wait":
-        "ba8ccac7f8a851fcf519b5e61681b89740f15ac9c44d81332a89c2955ca9d97c",
+        "c967d3aa5ab954d8d5762118037cad7568310d67e35ecddc071754fa35e4b128",
     "mbarrier_pending_count":
         "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
     "mbarrier_check_layout":
@@ -6966,6 +7092,8 @@ FORM_DIGESTS: dict[str, str] = {
         "9a31f21110a1e766a26d829107542c709606ac2298d988dd3cf41a6df667c21f",
     "tensormap_replace":
         "19167c33e8b62425fbd7d43fb6b7568b2a7cc123b24824a455b4ef472e0e5665",
+    "tensormap_cp_fenceproxy":
+        "b281de68ca29abc76d38a5a9df6aadf5fe3b5ff49170aacfdb8931fafd60fa08",
     "wgmma_mma_async":
         "2d13a0b636a618590fc53c7aac76d8dcc43c93f74ff1b4c4fc709baaa2ee3b87",
     "wgmma_mma_async_sp":
@@ -8209,10 +8337,12 @@ def mbarrier_complete_tx(
 def mbarrier_test_wait(
     *,
     parity: bool = False,
+    phase_type: str | None = None,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
     type: str = "b64",
+    is_report_seen: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     wait_complete: str,
@@ -8223,11 +8353,15 @@ def mbarrier_test_wait(
 
     waitComplete is true when the phase that state (a token from arrive) or phaseParity (0 /
     1, with .parity) identifies has completed. .acquire (default) / .relaxed at .cta
-    (default) / .cluster scope. PTX ISA 9.3: .phase_type::primary may return isReportSeen too
-    (waitComplete|isReportSeen).
+    (default) / .cluster scope. PTX ISA 9.3: .phase_type::primary also returns isReportSeen
+    (waitComplete|isReportSeen); .phase_type::conditional (with .parity only) returns
+    waitComplete.
 
     Qualifiers:
         parity: True writes .parity.
+        phase_type: one of phase_type::primary, phase_type::conditional (None leaves it out).
+            the kind of phase waited for (PTX ISA 9.3; .phase_type::conditional needs
+            .parity)
         sem: one of acquire, relaxed (None leaves it out).
         scope: one of cta, cluster (None leaves it out).
         space: one of shared, shared::cta (None leaves it out).
@@ -8235,6 +8369,9 @@ def mbarrier_test_wait(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         wait_complete: true when the phase has completed (returned).
+        is_report_seen: the second destination of .phase_type::primary, written
+            waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
+            phase_type::primary).
         addr: address.
         state: the state token of the phase (only when parity = false).
         phase_parity: the parity (0 / 1) of the phase (only when parity = true).
@@ -8243,10 +8380,12 @@ def mbarrier_test_wait(
     """
     return _engine.build(instruction_set().get("mbarrier_test_wait"), {
         "parity": parity,
+        "phase_type": phase_type,
         "sem": sem,
         "scope": scope,
         "space": space,
         "type": type,
+        "is_report_seen": is_report_seen,
         "state": state,
         "phase_parity": phase_parity,
         "wait_complete": wait_complete,
@@ -8257,10 +8396,12 @@ def mbarrier_test_wait(
 def mbarrier_try_wait(
     *,
     parity: bool = False,
+    phase_type: str | None = None,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
     type: str = "b64",
+    is_report_seen: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     suspend_time_hint: str | int | None = None,
@@ -8276,6 +8417,9 @@ def mbarrier_try_wait(
 
     Qualifiers:
         parity: True writes .parity.
+        phase_type: one of phase_type::primary, phase_type::conditional (None leaves it out).
+            the kind of phase waited for (PTX ISA 9.3; .phase_type::conditional needs
+            .parity)
         sem: one of acquire, relaxed (None leaves it out).
         scope: one of cta, cluster (None leaves it out).
         space: one of shared, shared::cta (None leaves it out).
@@ -8283,6 +8427,9 @@ def mbarrier_try_wait(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         wait_complete: true when the phase has completed (returned).
+        is_report_seen: the second destination of .phase_type::primary, written
+            waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
+            phase_type::primary).
         addr: address.
         state: register (only when parity = false).
         phase_parity: register (only when parity = true).
@@ -8292,10 +8439,12 @@ def mbarrier_try_wait(
     """
     return _engine.build(instruction_set().get("mbarrier_try_wait"), {
         "parity": parity,
+        "phase_type": phase_type,
         "sem": sem,
         "scope": scope,
         "space": space,
         "type": type,
+        "is_report_seen": is_report_seen,
         "state": state,
         "phase_parity": phase_parity,
         "suspend_time_hint": suspend_time_hint,
@@ -9436,6 +9585,55 @@ def tensormap_replace(
     })
 
 
+def tensormap_cp_fenceproxy(
+    *,
+    spaces: str = "global.shared::cta",
+    proxy: str = "tensormap::generic",
+    sem: str = "release",
+    sync_aligned: str = "sync.aligned",
+    scope: str,
+    dst: str,
+    src: str,
+    size: int,
+) -> str:
+    """``tensormap.cp_fenceproxy``: copy a tensor map from shared::cta to global memory and
+    release it to the tensormap proxy.
+
+    Copies the 128-byte tensor map at src (shared::cta memory) to dst (global memory) and
+    performs a release fence from the generic proxy to the tensormap proxy at the given
+    scope, so that a later fence.proxy.tensormap::generic.acquire (or a use by
+    cp.async.bulk.tensor) sees the new tensor map. Warp-collective (.sync.aligned): every
+    thread of the warp executes it with the same operands.
+
+    Qualifiers:
+        spaces: one of global.shared::cta. the state spaces of dst and src, always
+            .global.shared::cta
+        proxy: one of tensormap::generic. the proxies of the fence, always
+            .tensormap::generic
+        sem: one of release. the semantics of the fence, always .release
+        scope: one of cta, cluster, gpu, sys. the scope of the release
+        sync_aligned: one of sync.aligned. always present
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        dst: the tensor map in global memory (a 64-byte-aligned CUtensorMap).
+        src: the new tensor map in shared::cta memory (32-bit shared address; ptxas accepts a
+            64-bit register too).
+        size: the size of the tensor map in bytes, always 128.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("tensormap_cp_fenceproxy"), {
+        "spaces": spaces,
+        "proxy": proxy,
+        "sem": sem,
+        "sync_aligned": sync_aligned,
+        "scope": scope,
+        "dst": dst,
+        "src": src,
+        "size": size,
+    })
+
+
 def wgmma_mma_async(
     *,
     satfinite: bool = False,
@@ -9703,6 +9901,7 @@ __all__ = [
     "tcgen05_shift",
     "tcgen05_st",
     "tcgen05_wait",
+    "tensormap_cp_fenceproxy",
     "tensormap_replace",
     "wgmma_commit_group",
     "wgmma_fence",

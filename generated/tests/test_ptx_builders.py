@@ -80,6 +80,7 @@ INSTRUCTIONS = [
     "tcgen05_shift",
     "tcgen05_commit",
     "tensormap_replace",
+    "tensormap_cp_fenceproxy",
     "wgmma_mma_async",
     "wgmma_mma_async_sp",
     "wgmma_fence",

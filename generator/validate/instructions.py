@@ -265,11 +265,14 @@ class _InstrChecker(_Checker):
                 self.err(p, f"immediate operand {o['name']!r} needs its values")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
+                # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);
+                # the output it is joined to is always there
                 if (before is None or o.get("io") != "out" or before.get("io") != "out"
-                        or kind != "predicate" or o.get("optional") or o.get("when")
+                        or kind != "predicate" or o.get("optional")
                         or before.get("optional") or before.get("when")):
                     self.err(p + ("joined",), f"joined operand {o['name']!r} must be a "
-                             "predicate output that always follows another output (d|p)")
+                             "predicate output that follows an output that is always "
+                             "there (d|p)")
         for i, o in enumerate(raw["operands"]):
             p = base + ("operands", i)
             self.condition(p + ("when",), o.get("when"), domains)

@@ -292,6 +292,17 @@ CASES = [
          '                 :: "r"(t), "n"(3) : "memory");\n'
          '    asm volatile("tensormap.replace.tile.rank.global.b1024.b32 [%0], %1;"\n'
          '                 :: "l"(gmap), "r"(rank) : "memory");'),
+    Case("tensormap.cp_fenceproxy", "sm_90",
+         "void* gmap",
+         "__shared__ alignas(128) std::uint8_t tmap[128];\n"
+         "    ptxgen::ptx::tensormap_cp_fenceproxy<"
+         "ptxgen::ptx::tensormap_cp_fenceproxy_scope::gpu>(gmap, tmap, ptxgen::ptx::imm<128>);",
+         "__shared__ alignas(128) std::uint8_t tmap[128];\n"
+         '    asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic"\n'
+         '                 ".release.gpu.sync.aligned [%0], [%1], 128;"\n'
+         '                 :: "l"(gmap),\n'
+         '                    "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(tmap)))\n'
+         '                 : "memory");'),
     Case("clusterlaunchcontrol.try_cancel", "sm_100a",
          "std::uint32_t* out",
          "__shared__ alignas(16) ptxgen::ptx::uint128_t resp[1]; "

@@ -825,7 +825,8 @@ class _Wrapper:
         if post and pred is not None:
             raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
         if post:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\t\" {body} \"{post}\\n\\t}}\"")
+            regs = "p, q" if post.count("selp") > 1 else "p"
+            body = (f"\"{{\\n\\t.reg .pred {regs};\\n\\t\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         if clobber:
             return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
@@ -867,8 +868,9 @@ class _Wrapper:
             elif u.kind == "sink":
                 texts.append("_")
             elif u.kind == "predicate" and io == "out":  # set through selp, returned as bool
-                texts.append("p")
-                post = f"\\n\\tselp.u32 %{nxt_out}, 1, 0, p;"
+                reg = "q" if post else "p"  # a joined pair p|q (.phase_type::primary)
+                texts.append(reg)
+                post += f"\\n\\tselp.u32 %{nxt_out}, 1, 0, {reg};"
                 outs.append(f"\"=r\"({pname})")
                 nxt_out += 1
             elif u.kind == "register" and io != "in":

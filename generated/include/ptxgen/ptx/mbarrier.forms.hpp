@@ -805,6 +805,75 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete,
 #endif
 }
 
+// mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_test_wait_primary_forms0_opcode[] = {
+    "mbarrier.test_wait.phase_type::primary.b64", "mbarrier.test_wait.phase_type::primary.shared.b64", "mbarrier.test_wait.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.b64",
+    "mbarrier.test_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.test_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_test_wait_primary_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_test_wait_primary_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_test_wait_parity_primary_forms0_opcode[] = {
+    "mbarrier.test_wait.parity.phase_type::primary.b64", "mbarrier.test_wait.parity.phase_type::primary.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.b64",
+    "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_test_wait_parity_primary_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_test_wait_parity_conditional_forms0_opcode[] = {
+    "mbarrier.test_wait.parity.phase_type::conditional.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.b64",
+    "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
+    "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
+    "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_test_wait_parity_conditional_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, and
 // the asm statement it takes.
 inline constexpr const char* mbarrier_try_wait_forms0_opcode[] = {
@@ -892,6 +961,144 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, 
     constexpr int ptxgen_k = mbarrier_try_wait_parity_forms1_statement[PtxgenF];
     if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>::c) : "memory");
     else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_primary_forms0_opcode[] = {
+    "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
+    "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_primary_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_primary_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode[] = {
+    "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
+    "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_primary_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_forms0_opcode[] = {
+    "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode[] = {
+    "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_parity_conditional_forms0_opcode[] = {
+    "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode[] = {
+    "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>::c) : "memory");
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

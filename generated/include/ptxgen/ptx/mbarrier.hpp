@@ -241,6 +241,15 @@ enum class mbarrier_complete_tx_type : int {
 };
 
 /**
+ * mbarrier.test_wait: qualifier phase_type (.{}). the kind of phase waited for (PTX ISA 9.3; .phase_type::conditional needs .parity)
+ */
+enum class mbarrier_test_wait_phase_type : int {
+    none,
+    phase_type_primary,
+    phase_type_conditional,
+};
+
+/**
  * mbarrier.test_wait: qualifier sem (.{}).
  */
 enum class mbarrier_test_wait_sem : int {
@@ -272,6 +281,15 @@ enum class mbarrier_test_wait_space : int {
  */
 enum class mbarrier_test_wait_type : int {
     b64,
+};
+
+/**
+ * mbarrier.try_wait: qualifier phase_type (.{}). the kind of phase waited for (PTX ISA 9.3; .phase_type::conditional needs .parity)
+ */
+enum class mbarrier_try_wait_phase_type : int {
+    none,
+    phase_type_primary,
+    phase_type_conditional,
 };
 
 /**
@@ -384,17 +402,23 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_i
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 
 PTXGEN_PTX_CONSTEXPR int mbarrier_init_type_addr([[maybe_unused]] mbarrier_init_layout layout, [[maybe_unused]] mbarrier_init_space space, [[maybe_unused]] mbarrier_init_type type) {
     if ((space == mbarrier_init_space::none)) {
@@ -444,7 +468,7 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_complete_tx_type_addr([[maybe_unused]] mbarrie
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_test_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_test_wait_sem sem, [[maybe_unused]] mbarrier_test_wait_scope scope, [[maybe_unused]] mbarrier_test_wait_space space, [[maybe_unused]] mbarrier_test_wait_type type) {
+PTXGEN_PTX_CONSTEXPR int mbarrier_test_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_test_wait_phase_type phase_type, [[maybe_unused]] mbarrier_test_wait_sem sem, [[maybe_unused]] mbarrier_test_wait_scope scope, [[maybe_unused]] mbarrier_test_wait_space space, [[maybe_unused]] mbarrier_test_wait_type type) {
     if ((space == mbarrier_test_wait_space::none)) {
         return 9;
     }
@@ -452,7 +476,7 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_test_wait_type_addr([[maybe_unused]] bool pari
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_try_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_try_wait_sem sem, [[maybe_unused]] mbarrier_try_wait_scope scope, [[maybe_unused]] mbarrier_try_wait_space space, [[maybe_unused]] mbarrier_try_wait_type type) {
+PTXGEN_PTX_CONSTEXPR int mbarrier_try_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_try_wait_phase_type phase_type, [[maybe_unused]] mbarrier_try_wait_sem sem, [[maybe_unused]] mbarrier_try_wait_scope scope, [[maybe_unused]] mbarrier_try_wait_space space, [[maybe_unused]] mbarrier_try_wait_type type) {
     if ((space == mbarrier_try_wait_space::none)) {
         return 9;
     }
@@ -2553,7 +2577,7 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, Ptxgen
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = false, type = b64.
+ * Fixed by this wrapper: parity = false, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2566,7 +2590,7 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, Ptxgen
  */
 template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
-    detail::reg_t<detail::mbarrier_test_wait_type_addr(false, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(false, mbarrier_test_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
     std::uint64_t state
 ) {
     std::uint32_t wait_complete{};
@@ -2622,7 +2646,7 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete,
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = true, type = b64.
+ * Fixed by this wrapper: parity = true, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2635,7 +2659,7 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete,
  */
 template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
-    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, mbarrier_test_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
     std::uint32_t phase_parity
 ) {
     std::uint32_t wait_complete{};
@@ -2676,6 +2700,195 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 15 forms of mbarrier_test_wait_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_primary_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_test_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   state: the state token of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(false, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_test_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_test_wait_parity_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_parity_primary_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_test_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   phase_parity: the parity (0 / 1) of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_parity_primary(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_parity_conditional_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::conditional, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   addr:
+ *   phase_parity: the parity (0 / 1) of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, mbarrier_test_wait_phase_type::phase_type_conditional, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return wait_complete != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_try_wait_forms0_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
@@ -2691,7 +2904,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = false, type = b64.
+ * Fixed by this wrapper: parity = false, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2704,7 +2917,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA
  */
 template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
-    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint64_t state
 ) {
     std::uint32_t wait_complete{};
@@ -2754,7 +2967,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = false, type = b64.
+ * Fixed by this wrapper: parity = false, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2768,7 +2981,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA
  */
 template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
-    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint64_t state,
     std::uint32_t suspend_time_hint
 ) {
@@ -2819,7 +3032,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = true, type = b64.
+ * Fixed by this wrapper: parity = true, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2832,7 +3045,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, 
  */
 template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
-    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint32_t phase_parity
 ) {
     std::uint32_t wait_complete{};
@@ -2882,7 +3095,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
  *
- * Fixed by this wrapper: parity = true, type = b64.
+ * Fixed by this wrapper: parity = true, phase_type = none, type = b64.
  * Template parameters:
  *   PtxgenSem: sem (none, acquire, relaxed).
  *   PtxgenScope: scope (none, cta, cluster).
@@ -2896,7 +3109,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, 
  */
 template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
-    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
     std::uint32_t phase_parity,
     std::uint32_t suspend_time_hint
 ) {
@@ -2924,6 +3137,374 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
                          detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    }
+#endif
+    return wait_complete != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_primary_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   state:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_primary_forms1_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   state:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, state, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_primary_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_try_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   phase_parity:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_primary_forms1_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   addr:
+ *   phase_parity:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_conditional_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::conditional, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   addr:
+ *   phase_parity:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_conditional, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return wait_complete != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_conditional_forms1_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::conditional, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   addr:
+ *   phase_parity:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_conditional, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
     }
 #endif
     return wait_complete != 0;

@@ -83,6 +83,25 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #endif
 }
 
+// tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, and
+// the asm statement it takes.
+inline constexpr const char* tensormap_cp_fenceproxy_forms0_opcode[] = {
+    "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cluster.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.sys.sync.aligned",
+};
+inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
+    0, 0, 0, 0,
+};
+
+template <long long PtxgenF, int PtxgenSize, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = tensormap_cp_fenceproxy_forms0_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize), "C"(detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 }  // namespace ptxgen::ptx::detail
 
 #endif  // PTXGEN_PTX_TENSORMAP_FORMS_HPP
