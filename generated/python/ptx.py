@@ -4783,7 +4783,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "choice": [
-                                {"name": "a_desc", "kind": "register", "type": "b64"},
+                                {
+                                    "name": "a_desc",
+                                    "kind": "register",
+                                    "type": "b64",
+                                    "descriptor": {"name": "smem_desc"},
+                                },
                                 {
                                     "name": "a_tmem",
                                     "kind": "address",
@@ -4793,7 +4798,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             ],
                         },
-                        {"name": "b_desc", "kind": "register", "type": "b64"},
+                        {
+                            "name": "b_desc",
+                            "kind": "register",
+                            "type": "b64",
+                            "descriptor": {"name": "smem_desc"},
+                        },
                         {
                             "name": "lut_tmem",
                             "kind": "address",
@@ -5006,6 +5016,30 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "descriptor_rules": [
+                        {
+                            "id": "lbo-mode-absolute-a",
+                            "operand": "a_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
+                        },
+                        {
+                            "id": "lbo-mode-absolute-b",
+                            "operand": "b_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
+                        },
                         {
                             "id": "ashift-m",
                             "operand": "idesc",
@@ -5856,6 +5890,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b64",
                             "descriptor": {"name": "smem_desc"},
+                        },
+                    ],
+                    "descriptor_rules": [
+                        {
+                            "id": "lbo-mode-absolute",
+                            "operand": "s_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
                         },
                     ],
                     "rules": [
@@ -7014,9 +7062,12 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
     descriptor). The words are read with the layout of ``target`` (None: the baseline
-    tables; ``"sm_107a"``: its layout variant). Empty when they do not; raises
-    PtxFormError for an invalid opcode."""
-    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target))
+    tables; ``"sm_107a"``: its layout variant), and the rules that hold only on some
+    targets (``lbo_mode = 1`` of a shared memory descriptor is for sm_103a only) are
+    checked only with a ``target``. Empty when they do not; raises PtxFormError for an
+    invalid opcode or an unknown target."""
+    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target),
+                                       target)
 
 
 def clusterlaunchcontrol_try_cancel(
@@ -8856,10 +8907,12 @@ def tcgen05_mma(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
-        a_desc: shared memory matrix descriptor of A (one of a_desc, a_tmem).
+        a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc
+            descriptor: ptxgen.isa.smem_desc] (one of a_desc, a_tmem).
         a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen.isa.tmem_addr] (one
             of a_desc, a_tmem).
-        b_desc: shared memory matrix descriptor of B.
+        b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc
+            descriptor: ptxgen.isa.smem_desc].
         lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr
             descriptor: ptxgen.isa.tmem_addr] (only when decompress = true).
         sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor:

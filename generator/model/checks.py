@@ -167,6 +167,24 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
                       f"{dict(zip(q.derived, k, strict=True))} allows {seen[k]} and "
                       f"{f.params[q.name]}")
                 break
+    for i, r in enumerate(ins.descriptor_rules):
+        if r.targets is None:
+            continue
+        # the targets of the forms the rule is about: a target selection that holds on all
+        # of them or on none of them says nothing (a typo, or a rule without its condition)
+        where = frozenset().union(*(f.support.targets for f in ins.forms if r.when(f.params)
+                                    and r.operand in f.operand_names))
+        key = "targets" if r.selectors else "except_targets"
+        listed = ", ".join(t for t in c.targets.names if t in where)
+        if where and not where & r.targets:
+            c.err(base + ("descriptor_rules", i, key),
+                  f"descriptor rule {r.id!r} holds on none of the targets of its forms "
+                  f"({listed})")
+        elif where and where <= r.targets:
+            what = "selects all of them" if key == "targets" else "selects none of them"
+            c.err(base + ("descriptor_rules", i, key),
+                  f"descriptor rule {r.id!r} holds on every target of its forms: {key} "
+                  f"{what} ({listed})")
     for i, (_, block, cond) in enumerate(ins.seed_syntax):
         if not any(cond(f.params) for f in ins.forms):
             c.err(base + ("seed_syntax", i), f"seed syntax block {block!r} selects no valid form")

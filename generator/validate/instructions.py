@@ -350,6 +350,8 @@ class _InstrChecker(_Checker):
                          f"(one with `descriptor`: {', '.join(described) or 'none'})")
             self.condition(p + ("when",), r["when"], domains)
             self.provenance(p + ("provenance",), r.get("provenance"))
+            for key in ("targets", "except_targets"):
+                self.selectors(p + (key,), r.get(key, []))
 
     def qualifier(self, p: Path_, q: Mapping[str, Any],
                   domains: dict[str, tuple[str, ...]]) -> None:

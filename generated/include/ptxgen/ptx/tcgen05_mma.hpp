@@ -154,8 +154,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -225,8 +225,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -300,8 +300,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -376,8 +376,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -460,7 +460,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -530,7 +530,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -606,7 +606,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -681,7 +681,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -764,8 +764,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -853,7 +853,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -927,8 +927,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -983,8 +983,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1045,7 +1045,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1101,7 +1101,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1164,8 +1164,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1233,7 +1233,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1304,8 +1304,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1377,8 +1377,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1454,8 +1454,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1532,8 +1532,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1618,7 +1618,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1690,7 +1690,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1768,7 +1768,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1845,7 +1845,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1930,8 +1930,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2024,7 +2024,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2112,8 +2112,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2183,8 +2183,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
@@ -2257,7 +2257,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2328,7 +2328,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
@@ -2400,8 +2400,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2473,8 +2473,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2549,7 +2549,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2622,7 +2622,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
