@@ -5336,6 +5336,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
+                            "immediate_overload": True,
                             "immediate_values": {
                                 "by": "exclusive",
                                 "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
@@ -5392,6 +5393,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
+                            "immediate_overload": True,
                             "immediate_values": {
                                 "by": "exclusive",
                                 "values": {True: {"from": 32, "to": 4294967264, "step": 32}},

@@ -286,6 +286,8 @@ class Operand:
     # toolkits accepts instead of immediate_values ([]: none)
     immediate_deviations: tuple[tuple[tuple[str, ...], Any, str], ...] = ()
     joined: bool = False  # written d|p: joined to the operand before it with |
+    # the C++ wrapper also takes the value as imm<V>, checked against immediate_values
+    immediate_overload: bool = False
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -1043,7 +1045,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("immediate") == "allowed", o.get("immediate_values"),
                            tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
                                  for d in o.get("immediate_deviations", ())),
-                           bool(o.get("joined"))))
+                           bool(o.get("joined")), bool(o.get("immediate_overload"))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])

@@ -263,6 +263,12 @@ class _InstrChecker(_Checker):
                 self.err(p, f"operand {o['name']!r} needs a register type")
             if kind == "immediate" and "values" not in o:
                 self.err(p, f"immediate operand {o['name']!r} needs its values")
+            if o.get("immediate_overload") and (
+                    kind != "register" or o.get("immediate") != "allowed"
+                    or "immediate_values" not in o):
+                self.err(p + ("immediate_overload",), f"operand {o['name']!r}: an immediate "
+                         "overload needs a register operand with immediate: allowed and its "
+                         "immediate_values")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
                 if (before is None or o.get("io") != "out" or before.get("io") != "out"

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -471,6 +472,14 @@ class _Wrapper:
         for f in self.forms:
             key = (f.variant, tuple((u.name, u.kind) for u in f.operands))
             groups.setdefault(key, []).append(f)
+        # register operands with an immediate overload (spec immediate_overload): the same
+        # forms once more, the operand an imm<V> (an "n" asm operand) checked at compile time
+        imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
+        for key, forms in list(groups.items()):
+            names = tuple(u.name for u in forms[0].operands if u.name in imm_ops)
+            if names:
+                groups[(*key, "immediate", names)] = [
+                    _ImmediateForm(f, names) for f in forms]  # type: ignore[misc]
         return [self.overload(forms, i) for i, forms in enumerate(groups.values())]
 
     def overload(self, forms: list[Form], index: int) -> dict[str, Any]:
@@ -512,7 +521,13 @@ class _Wrapper:
                 tp = tparam(u.name)
                 imm_params.append(f"int {tp}")
                 params.append(f"imm_t<{tp}> {pname}")
-                asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+                # an immediate operand's values, or the immediates a register takes
+                if op.kind == "immediate":
+                    asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+                else:  # the immediate overload of a register: the message names its values
+                    asserts.append(self.immediate_assert(
+                        op.name, None, op.immediate_values, tp,
+                        {_values_key(g.operands, u.name) for g in forms}))
             elif u.kind == "immediates":
                 tps = [tparam(f"{u.name}_{e}") for e, _ in op.elements]
                 imm_params += [f"int {t}" for t in tps]
@@ -662,27 +677,35 @@ class _Wrapper:
         return f"static_cast<decltype(sizeof(0))>({self.helpers.call(helper, self.exprs)})"
 
     def immediate_assert(self, operand: str, element: str | None, spec: Any,
-                         tp: str) -> tuple[str, str] | None:
+                         tp: str, allowed: set[str] | None = None) -> tuple[str, str] | None:
+        """A static_assert that the immediate template parameter ``tp`` is one of the
+        values of ``spec``; ``allowed``: the text of those values in the overload's forms
+        (named in the message where there is one)."""
         what = f"{operand}.{element}" if element else operand
 
         def check(values: Any) -> str:
             if values is None:
                 return "true"
             if isinstance(values, dict):
-                lo, hi = values["from"], values.get("to")
-                return f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+                lo, hi, step = values["from"], values.get("to"), values.get("step", 1)
+                return (f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+                        + (f" && (v - {lo}) % {step} == 0" if step != 1 else ""))
             return " || ".join(f"v == {v}" for v in values)
 
         name = escape.ident(f"{self.ins.id}_ok_{what.replace('.', '_')}")
         if name not in self.helpers.defs:
             body = _spec_lines(spec, self.helpers.cond, check, "    ")
             body.append("    return false;")
+            # long long where a bound is past int (nCols of .exclusive, to 4294967264)
+            v = "long long v" if _max_int(spec) > 2**31 - 1 else "int v"
             self.helpers.defs[name] = {"ret": "bool", "name": name,
                                        "params": ", ".join(p for p in (self.helpers.params(),
-                                                                       "int v") if p),
+                                                                       v) if p),
                                        "body": body}
         args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
         msg = f"ptxgen: {self.ins.name}: immediate {what} is out of range for this form"
+        if allowed is not None and len(allowed) == 1 and "" not in allowed:
+            msg += f"; allowed: {next(iter(allowed))}"
         return (f"detail::{name}({args})", escape.cpp_message(msg))
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
@@ -902,6 +925,45 @@ class _Wrapper:
                      "\"Unresolved extern function 'ptxgen_unsupported_target_...'\" naming the "
                      "targets that have it. Check a form with `ptxgen support OPCODE`.")
         return escape.cpp_block_comment("\n".join(lines))
+
+
+def _max_int(spec: Any) -> int:
+    """The largest number written anywhere in a value spec (0 if none)."""
+    if isinstance(spec, dict):
+        return max((_max_int(v) for v in spec.values()), default=0)
+    if isinstance(spec, list):
+        return max((_max_int(v) for v in spec), default=0)
+    return spec if isinstance(spec, int) and not isinstance(spec, bool) else 0
+
+
+class _ImmediateForm:
+    """A form seen with some register operands written as immediates (the immediate
+    overload of operands with ``immediate_overload``): its operand uses say
+    ``immediate``, with the immediates the register takes in this form as values; the
+    rest is the form's."""
+
+    def __init__(self, form: Form, names: tuple[str, ...]) -> None:
+        self.form = form
+        self.operands = tuple(
+            replace(u, kind="immediate", values=u.immediate_values) if u.name in names else u
+            for u in form.operands)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.form, name)
+
+
+def _values_key(uses: tuple[OperandUse, ...], name: str) -> str:
+    """The immediates of operand ``name`` as text ("" where they cannot be listed)."""
+    vals = next(u.values for u in uses if u.name == name)
+    if isinstance(vals, range) and vals.step > 0:
+        if len(vals) > 8:
+            return f"{vals.start} to {vals[-1]} in steps of {vals.step}"
+        return values_text(list(vals))
+    if isinstance(vals, (tuple, list)):
+        nums = [v for v in vals if isinstance(v, int)]
+        if nums and len(nums) == len(vals):
+            return values_text(nums)
+    return ""
 
 
 def _param_class(param: str) -> str:

@@ -25,6 +25,20 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #endif
 }
 
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
+#if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 86)
+    // tcgen05.alloc.cta_group::1.sync.aligned.b32
+    if constexpr (PtxgenF == 0) asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
+    if constexpr (PtxgenF == 1) asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.cta_group::2.sync.aligned.b32
+    if constexpr (PtxgenF == 2) asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32
+    if constexpr (PtxgenF == 3) asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols) : "memory");
+#endif
+}
+
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 94)
@@ -39,6 +53,20 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 nco
 #endif
 }
 
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
+#if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 94)
+    // tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32
+    if constexpr (PtxgenF == 0) asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32
+    if constexpr (PtxgenF == 1) asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32
+    if constexpr (PtxgenF == 2) asm volatile("tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols) : "memory");
+    // tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32
+    if constexpr (PtxgenF == 3) asm volatile("tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols) : "memory");
+#endif
+}
+
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 86)
@@ -49,6 +77,16 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #endif
 }
 
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
+#if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 86)
+    // tcgen05.dealloc.cta_group::1.sync.aligned.b32
+    if constexpr (PtxgenF == 0) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols) : "memory");
+    // tcgen05.dealloc.cta_group::2.sync.aligned.b32
+    if constexpr (PtxgenF == 1) asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols) : "memory");
+#endif
+}
+
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 94)
@@ -56,6 +94,16 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1
     if constexpr (PtxgenF == 0) asm volatile("tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory");
     // tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32
     if constexpr (PtxgenF == 1) asm volatile("tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "r"(ncols) : "memory");
+#endif
+}
+
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
+#if PTXGEN_PTX_SUPPORTED(0x6db600ull, 0, 94)
+    // tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32
+    if constexpr (PtxgenF == 0) asm volatile("tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols) : "memory");
+    // tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32
+    if constexpr (PtxgenF == 1) asm volatile("tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols) : "memory");
 #endif
 }
 
