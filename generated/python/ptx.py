@@ -5820,6 +5820,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "tcgen05_wait_ld",
                             "when": {"op": "ld", "sync_aligned": "sync.aligned"},
+                            "fences": {"instruction": "tcgen05_ld", "operand": "r"},
                         },
                         {
                             "name": "tcgen05_wait_st",

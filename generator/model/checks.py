@@ -66,6 +66,7 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                 c.err(base, f"malformed instruction spec: {exc!r}")
             errors.extend(c.errors)
         errors.extend(_identifier_clashes(built))
+        errors.extend(_fence_checks(built))
     if not validated.errors and not errors:
         errors.extend(check_links(validated.of(DESCRIPTOR_SCHEMA),
                                   validated.of(INSTRUCTIONS_SCHEMA)))
@@ -74,6 +75,29 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                                      validated.of(TARGETS_SCHEMA),
                                      validated.of(INSTRUCTIONS_SCHEMA)))
     return errors
+
+
+def _fence_checks(built: list[tuple[Document, Path_, Instruction]]) -> list[Diagnostic]:
+    """A wrapper's ``fences`` names an instruction of the spec and a vector operand of it
+    whose forms write b32 registers."""
+    by_id = {ins.id: ins for _, _, ins in built}
+    out: list[Diagnostic] = []
+    for doc, base, ins in built:
+        for j, w in enumerate(ins.wrappers):
+            if w.fences is None:
+                continue
+            path = base + ("wrappers", j, "fences")
+            other = by_id.get(w.fences[0])
+            if other is None:
+                out.append(doc.source.diag(path + ("instruction",),
+                                           f"no instruction {w.fences[0]!r} in the spec"))
+                continue
+            uses = [u for f in other.forms for u in f.operands if u.name == w.fences[1]]
+            if not uses or any(u.kind != "vector" or u.io == "in" or u.type != "b32"
+                               for u in uses):
+                out.append(doc.source.diag(path + ("operand",), f"{w.fences[1]!r} is not a "
+                                           f"b32 register array that {other.name} writes"))
+    return out
 
 
 def overload_suffixes(ins: Instruction) -> list[str]:

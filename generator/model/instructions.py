@@ -442,6 +442,9 @@ class Combination:
 class Wrapper:
     name: str
     when: Condition
+    # (instruction id, operand): the register array whose registers the wrapper's fence
+    # overload ties after the instruction (spec ``fences``)
+    fences: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -1061,7 +1064,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         dataclasses.replace(gate(d["id"], d, Condition.build(d["when"])),
                             toolkits=tuple(d["toolkits"]), replaces=tuple(d.get("replaces", ())))
         for d in raw.get("deviations", ()))
-    wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
+    wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"]),
+                             (w["fences"]["instruction"], w["fences"]["operand"])
+                             if "fences" in w else None) for w in raw["wrappers"])
     clob = raw.get("clobbers", {})
     seed_syntax = tuple((s["seed"], s["block"], Condition.build(s["when"]))
                         for s in raw.get("seed_syntax", ()))

@@ -966,6 +966,46 @@ def _values_key(uses: tuple[OperandUse, ...], name: str) -> str:
     return ""
 
 
+def _fence_overloads(iset: InstructionSet, ins: Instruction, w: Wrapper,
+                     overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``fences`` overload of each overload of wrapper ``w`` that takes no operand: the
+    same call, then every register of the array that the named operand of another
+    instruction writes tied ("+r", fence_operand), so that no use of the registers moves
+    above the instruction. The array is deduced; its length must be a register count of
+    that operand's forms."""
+    assert w.fences is not None
+    other = iset.get(w.fences[0])
+    counts = sorted({u.count or 0 for f in other.forms for u in f.operands
+                     if u.name == w.fences[1]})
+    name = escape.ident(w.fences[1])
+    out = []
+    for ov in overloads:
+        if ov["params"]:
+            continue
+        qual = ov["qualifier_template"]
+        targs = ", ".join(p.split(" = ")[0].split()[-1] for p in qual.split(", ")) if qual \
+            else ""
+        call = f"{ov['name']}<{targs}>()" if targs else f"{ov['name']}()"
+        msg = escape.cpp_message(
+            f"ptxgen: {ins.name}: the array {name} has PtxgenN registers where "
+            f"{other.name} writes {values_text(counts)}")
+        doc = escape.cpp_block_comment(
+            f"`{ins.name}`, then every register of {name} (the {w.fences[1]} array of "
+            f"{other.name}: {values_text(counts)} registers) tied to it with an empty asm "
+            "(\"+r\", a memory clobber), so that no use of the registers moves above it. "
+            f"The same as {ov['name']}() followed by fence_operand({name}).")
+        out.append({
+            "name": ov["name"], "arrays": [], "ret": "void", "result_struct": None,
+            "result_decl": None, "result": None, "qualifier_template": qual,
+            "template": ", ".join(x for x in (qual, "class PtxgenT, decltype(sizeof(0)) "
+                                                    "PtxgenN") if x),
+            "params": [f"PtxgenT (&{name})[PtxgenN]"],
+            "statements": _statements([(_int_test("PtxgenN", counts), msg)])
+            + [f"{call};", f"fence_operand({name});"],
+            "fallback": ov["fallback"], "doc": doc, "forms": None, "direct": []})
+    return out
+
+
 def _param_class(param: str) -> str:
     """What overload resolution tells apart: arrays, immediate tags, other values."""
     if "(&" in param:
@@ -1019,6 +1059,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 if selects(select, f):
                     family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
+            if w.fences is not None:
+                overloads += _fence_overloads(iset, ins, w, overloads)
             _check_distinct(ins, functions + overloads)
             structs = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
             for ov in overloads:  # one result struct per function name

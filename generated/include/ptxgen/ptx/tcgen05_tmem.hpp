@@ -1503,6 +1503,21 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
 }
 
 /**
+ * `tcgen05.wait`, then every register of r (the r array of tcgen05.ld.sync.aligned: 1, 2, 4, 8, 16, 32, 64 or 128 registers) tied to it with an empty asm ("+r", a memory clobber), so that no use of the registers moves above it. The same as tcgen05_wait_ld() followed by fence_operand(r).
+ */
+template <class PtxgenT, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
+    PtxgenT (&r)[PtxgenN]
+) {
+#if defined(__CUDA_ARCH__)
+    static_assert(PtxgenN == 1 || PtxgenN == 2 || PtxgenN == 4 || PtxgenN == 8 || PtxgenN == 16 || PtxgenN == 32 || PtxgenN == 64 || PtxgenN == 128,
+                  "ptxgen: tcgen05.wait: the array r has PtxgenN registers where tcgen05.ld.sync.aligned writes 1, 2, 4, 8, 16, 32, 64 or 128");
+    tcgen05_wait_ld();
+    fence_operand(r);
+#endif
+}
+
+/**
  * `tcgen05.wait`: wait for this thread's prior tcgen05.ld (::ld) or tcgen05.st (::st) (spec: spec/instructions/tcgen05_tmem.yaml).
  *
  * Fixed by this wrapper: op = st, sync_aligned = sync.aligned.
