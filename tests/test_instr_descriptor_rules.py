@@ -98,7 +98,7 @@ def test_a_word_the_descriptor_refuses_is_reported() -> None:
 
 def test_invalid_questions_raise() -> None:
     with pytest.raises(PtxFormError, match="not a descriptor operand"):
-        descriptor_problems(ASHIFT, b_desc=0)
+        descriptor_problems(ASHIFT, enable_input_d=0)
     with pytest.raises(PtxFormError, match=re.escape("tcgen05.mma.cta_group::3")):
         descriptor_problems("tcgen05.mma.cta_group::3.kind::f16", idesc=0)
     assert "descriptor_problems" in ptx.__all__
@@ -131,11 +131,11 @@ def test_descriptor_must_exist(spec_copy: Path) -> None:
 
 def test_rule_operand_must_be_a_descriptor(spec_copy: Path) -> None:
     edit(spec_copy, TC, "        operand: idesc\n        when: {ashift: true}",
-         "        operand: b_desc\n        when: {ashift: true}")
+         "        operand: enable_input_d\n        when: {ashift: true}")
     errs = errors(spec_copy)
-    assert any("'b_desc' is not a descriptor operand (one with `descriptor`: d_tmem, "
-               "a_tmem, lut_tmem, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem)" in e
-               for e in errs), errs
+    assert any("'enable_input_d' is not a descriptor operand (one with `descriptor`: d_tmem, "
+               "a_desc, a_tmem, b_desc, lut_tmem, sp_meta_tmem, idesc, scale_a_tmem, "
+               "scale_b_tmem)" in e for e in errs), errs
 
 
 # -- links on an alternative of a choice operand (tcgen05.mma's a_tmem, issue 16) ------------

@@ -178,8 +178,11 @@ def test_mma_tmem_operands_take_descriptor_words() -> None:
     assert ptx.descriptor_problems(scaled, scale_a_tmem=word, scale_b_tmem=word) == []
     assert ptx.descriptor_problems("tcgen05.mma.sp.cta_group::1.kind::f16",
                                    sp_meta_tmem=word) == []
-    with pytest.raises(ptx.PtxFormError, match="a_desc is not a descriptor operand"):
-        ptx.descriptor_problems(dense, a_desc=0)
+    with pytest.raises(ptx.PtxFormError, match="enable_input_d is not a descriptor operand"):
+        ptx.descriptor_problems(dense, enable_input_d=0)
+    # a_desc is a shared memory descriptor (Table 40), not a tensor memory address
+    (msg,) = ptx.descriptor_problems(dense, a_desc=word)
+    assert msg.startswith("a_desc: "), msg
     with pytest.raises(ptx.PtxFormError, match="no form of it takes the operand scale_a_tmem"):
         ptx.descriptor_problems(dense, scale_a_tmem=word)
 

@@ -50,7 +50,7 @@ using namespace ptxgen::ptx;
 
 constexpr int BM = 128, BN = 128, BK = 64, UMMA_K = 16;
 constexpr int THREADS = 128;
-constexpr std::uint32_t TMEM_COLS = 128;  // f32 accumulator: BN columns, power of 2 >= 32
+constexpr int TMEM_COLS = 128;  // f32 accumulator: BN columns, power of 2 in [32, 512]
 constexpr int A_STAGE = BM * BK * 2;      // bytes (bf16)
 constexpr int B_STAGE = BN * BK * 2;
 
@@ -129,7 +129,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     async_shim::fence_mbarrier_init_release_cluster();
   }
   if (warp == 0) {  // warp-collective: the address of the allocation lands in tmem_slot
-    tcgen05_alloc<1, tcgen05_alloc_ss::shared_cta>(async_shim::smem_u32(tmem_slot), TMEM_COLS);
+    // imm<>: a column count tcgen05.alloc does not take fails to compile
+    tcgen05_alloc<1, tcgen05_alloc_ss::shared_cta>(async_shim::smem_u32(tmem_slot), imm<TMEM_COLS>);
     tcgen05_relinquish_alloc_permit<1>();
   }
   tcgen05_fence_before_thread_sync();
@@ -199,7 +200,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
   if (warp == 0) {
     tcgen05_fence_after_thread_sync();
-    tcgen05_dealloc<1>(tmem_base, TMEM_COLS);
+    tcgen05_dealloc<1>(tmem_base, imm<TMEM_COLS>);
   }
 }
 

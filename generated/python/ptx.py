@@ -4873,7 +4873,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "choice": [
-                                {"name": "a_desc", "kind": "register", "type": "b64"},
+                                {
+                                    "name": "a_desc",
+                                    "kind": "register",
+                                    "type": "b64",
+                                    "descriptor": {"name": "smem_desc"},
+                                },
                                 {
                                     "name": "a_tmem",
                                     "kind": "address",
@@ -4883,7 +4888,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             ],
                         },
-                        {"name": "b_desc", "kind": "register", "type": "b64"},
+                        {
+                            "name": "b_desc",
+                            "kind": "register",
+                            "type": "b64",
+                            "descriptor": {"name": "smem_desc"},
+                        },
                         {
                             "name": "lut_tmem",
                             "kind": "address",
@@ -5096,6 +5106,30 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "descriptor_rules": [
+                        {
+                            "id": "lbo-mode-absolute-a",
+                            "operand": "a_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
+                        },
+                        {
+                            "id": "lbo-mode-absolute-b",
+                            "operand": "b_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
+                        },
                         {
                             "id": "ashift-m",
                             "operand": "idesc",
@@ -5392,6 +5426,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
+                            "immediate_overload": True,
                             "immediate_values": {
                                 "by": "exclusive",
                                 "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
@@ -5448,6 +5483,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b32",
                             "immediate": "allowed",
+                            "immediate_overload": True,
                             "immediate_values": {
                                 "by": "exclusive",
                                 "values": {True: {"from": 32, "to": 4294967264, "step": 32}},
@@ -5874,6 +5910,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "tcgen05_wait_ld",
                             "when": {"op": "ld", "sync_aligned": "sync.aligned"},
+                            "fences": {"instruction": "tcgen05_ld", "operand": "r"},
                         },
                         {
                             "name": "tcgen05_wait_st",
@@ -5946,6 +5983,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "type": "b64",
                             "descriptor": {"name": "smem_desc"},
+                        },
+                    ],
+                    "descriptor_rules": [
+                        {
+                            "id": "lbo-mode-absolute",
+                            "operand": "s_desc",
+                            "when": {},
+                            "except_targets": ["sm_103a"],
+                            "require": {"lbo_mode": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(shared memory descriptor lbo_mode = 1) is supported on "
+                                "sm_103a only"
+                            ),
                         },
                     ],
                     "rules": [
@@ -7142,9 +7193,12 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
     descriptor). The words are read with the layout of ``target`` (None: the baseline
-    tables; ``"sm_107a"``: its layout variant). Empty when they do not; raises
-    PtxFormError for an invalid opcode."""
-    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target))
+    tables; ``"sm_107a"``: its layout variant), and the rules that hold only on some
+    targets (``lbo_mode = 1`` of a shared memory descriptor is for sm_103a only) are
+    checked only with a ``target``. Empty when they do not; raises PtxFormError for an
+    invalid opcode or an unknown target."""
+    return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target),
+                                       target)
 
 
 def clusterlaunchcontrol_try_cancel(
@@ -9005,10 +9059,12 @@ def tcgen05_mma(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
-        a_desc: shared memory matrix descriptor of A (one of a_desc, a_tmem).
+        a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc
+            descriptor: ptxgen.isa.smem_desc] (one of a_desc, a_tmem).
         a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen.isa.tmem_addr] (one
             of a_desc, a_tmem).
-        b_desc: shared memory matrix descriptor of B.
+        b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc
+            descriptor: ptxgen.isa.smem_desc].
         lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr
             descriptor: ptxgen.isa.tmem_addr] (only when decompress = true).
         sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor:

@@ -66,6 +66,7 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                 c.err(base, f"malformed instruction spec: {exc!r}")
             errors.extend(c.errors)
         errors.extend(_identifier_clashes(built))
+        errors.extend(_fence_checks(built))
     if not validated.errors and not errors:
         errors.extend(check_links(validated.of(DESCRIPTOR_SCHEMA),
                                   validated.of(INSTRUCTIONS_SCHEMA)))
@@ -74,6 +75,29 @@ def check_model(validated: Validated) -> list[Diagnostic]:
                                      validated.of(TARGETS_SCHEMA),
                                      validated.of(INSTRUCTIONS_SCHEMA)))
     return errors
+
+
+def _fence_checks(built: list[tuple[Document, Path_, Instruction]]) -> list[Diagnostic]:
+    """A wrapper's ``fences`` names an instruction of the spec and a vector operand of it
+    whose forms write b32 registers."""
+    by_id = {ins.id: ins for _, _, ins in built}
+    out: list[Diagnostic] = []
+    for doc, base, ins in built:
+        for j, w in enumerate(ins.wrappers):
+            if w.fences is None:
+                continue
+            path = base + ("wrappers", j, "fences")
+            other = by_id.get(w.fences[0])
+            if other is None:
+                out.append(doc.source.diag(path + ("instruction",),
+                                           f"no instruction {w.fences[0]!r} in the spec"))
+                continue
+            uses = [u for f in other.forms for u in f.operands if u.name == w.fences[1]]
+            if not uses or any(u.kind != "vector" or u.io == "in" or u.type != "b32"
+                               for u in uses):
+                out.append(doc.source.diag(path + ("operand",), f"{w.fences[1]!r} is not a "
+                                           f"b32 register array that {other.name} writes"))
+    return out
 
 
 def overload_suffixes(ins: Instruction) -> list[str]:
@@ -167,6 +191,24 @@ def _derived_checks(c: _Reporter, base: Path_, ins: Instruction) -> None:
                       f"{dict(zip(q.derived, k, strict=True))} allows {seen[k]} and "
                       f"{f.params[q.name]}")
                 break
+    for i, r in enumerate(ins.descriptor_rules):
+        if r.targets is None:
+            continue
+        # the targets of the forms the rule is about: a target selection that holds on all
+        # of them or on none of them says nothing (a typo, or a rule without its condition)
+        where = frozenset().union(*(f.support.targets for f in ins.forms if r.when(f.params)
+                                    and r.operand in f.operand_names))
+        key = "targets" if r.selectors else "except_targets"
+        listed = ", ".join(t for t in c.targets.names if t in where)
+        if where and not where & r.targets:
+            c.err(base + ("descriptor_rules", i, key),
+                  f"descriptor rule {r.id!r} holds on none of the targets of its forms "
+                  f"({listed})")
+        elif where and where <= r.targets:
+            what = "selects all of them" if key == "targets" else "selects none of them"
+            c.err(base + ("descriptor_rules", i, key),
+                  f"descriptor rule {r.id!r} holds on every target of its forms: {key} "
+                  f"{what} ({listed})")
     for i, (_, block, cond) in enumerate(ins.seed_syntax):
         if not any(cond(f.params) for f in ins.forms):
             c.err(base + ("seed_syntax", i), f"seed syntax block {block!r} selects no valid form")

@@ -286,6 +286,8 @@ class Operand:
     # toolkits accepts instead of immediate_values ([]: none)
     immediate_deviations: tuple[tuple[tuple[str, ...], Any, str], ...] = ()
     joined: bool = False  # written d|p: joined to the operand before it with |
+    # the C++ wrapper also takes the value as imm<V>, checked against immediate_values
+    immediate_overload: bool = False
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -361,6 +363,26 @@ class DescriptorRule:
     message: str
     provenance: Provenance
     shapes: tuple[Shape, ...] = ()
+    # The targets on which the rule holds (None: every target), from the spec's
+    # ``targets`` or ``except_targets`` selectors (kept as written for the docs).
+    targets: frozenset[str] | None = None
+    selectors: tuple[str, ...] = ()
+    except_selectors: tuple[str, ...] = ()
+
+    def applies_on(self, target: str | None) -> bool:
+        """Whether the rule holds on ``target``; a rule that depends on the target is
+        not checked where the target is not known (None)."""
+        if self.targets is None:
+            return True
+        return target is not None and target in self.targets
+
+    def targets_text(self) -> str:
+        """Where the rule holds, as the spec writes it ("" for every target)."""
+        if self.selectors:
+            return "on " + ", ".join(self.selectors)
+        if self.except_selectors:
+            return "on every target but " + ", ".join(self.except_selectors)
+        return ""
 
     @property
     def shape_fields(self) -> tuple[str, ...]:
@@ -380,14 +402,15 @@ class DescriptorRule:
     def problems(self, fields: Mapping[str, object]) -> list[str]:
         """Why the decoded ``fields`` break this rule (empty: they do not)."""
         out = []
+        where = f" ({self.targets_text()})" if self.targets is not None else ""
         if self.shapes and not self.matches_shape(fields):
             got = ", ".join(f"{n} = {fields.get(n)}" for n in self.shape_fields)
-            out.append(f"{self.message} ({self.operand}: {got}) [{self.id}]")
+            out.append(f"{self.message}{where} ({self.operand}: {got}) [{self.id}]")
         for name, allowed in self.require:
             value = norm(fields.get(name))
             if value not in allowed:
-                out.append(f"{self.message} ({self.operand}: {name} = {value}; allowed: "
-                           f"{', '.join(allowed)}) [{self.id}]")
+                out.append(f"{self.message}{where} ({self.operand}: {name} = {value}; "
+                           f"allowed: {', '.join(allowed)}) [{self.id}]")
         return out
 
 
@@ -419,6 +442,9 @@ class Combination:
 class Wrapper:
     name: str
     when: Condition
+    # (instruction id, operand): the register array whose registers the wrapper's fence
+    # overload ties after the instruction (spec ``fences``)
+    fences: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -578,10 +604,13 @@ class Instruction:
         return out
 
     def descriptor_problems(self, form: Mapping[str, str], operand: str,
-                            fields: Mapping[str, object]) -> list[str]:
-        """The descriptor rules that the decoded ``fields`` of ``operand`` break in ``form``."""
+                            fields: Mapping[str, object],
+                            target: str | None = None) -> list[str]:
+        """The descriptor rules that the decoded ``fields`` of ``operand`` break in ``form``
+        on ``target`` (None: the target is not known, and the rules that depend on it are
+        not checked)."""
         return [p for r in self.descriptor_rules if r.operand == operand and r.when(form)
-                for p in r.problems(fields)]
+                and r.applies_on(target) for p in r.problems(fields)]
 
     # -- parameters -----------------------------------------------------------
     @cached_property
@@ -945,6 +974,17 @@ class Instruction:
         raise KeyError(f"{form.key}: no wrapper")
 
 
+def rule_targets(targets: Targets, r: Mapping[str, Any]) -> frozenset[str] | None:
+    """The targets on which a descriptor rule holds: its ``targets`` selectors, every
+    target but its ``except_targets``, or None (every target)."""
+    if r.get("targets"):
+        return frozenset().union(*(targets.select(s) for s in r["targets"]))
+    if r.get("except_targets"):
+        out = frozenset().union(*(targets.select(s) for s in r["except_targets"]))
+        return frozenset(targets.names) - out
+    return None
+
+
 def build_instruction(raw: Mapping[str, Any], targets: Targets, spec_file: str = "") -> Instruction:
     """The instruction model of one instruction entry of a spec file."""
     result: Instruction = memoized((raw, targets), ("instruction", spec_file),
@@ -1008,7 +1048,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("immediate") == "allowed", o.get("immediate_values"),
                            tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
                                  for d in o.get("immediate_deviations", ())),
-                           bool(o.get("joined"))))
+                           bool(o.get("joined")), bool(o.get("immediate_overload"))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1024,7 +1064,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         dataclasses.replace(gate(d["id"], d, Condition.build(d["when"])),
                             toolkits=tuple(d["toolkits"]), replaces=tuple(d.get("replaces", ())))
         for d in raw.get("deviations", ()))
-    wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"])) for w in raw["wrappers"])
+    wrappers = tuple(Wrapper(w["name"], Condition.build(w["when"]),
+                             (w["fences"]["instruction"], w["fences"]["operand"])
+                             if "fences" in w else None) for w in raw["wrappers"])
     clob = raw.get("clobbers", {})
     seed_syntax = tuple((s["seed"], s["block"], Condition.build(s["when"]))
                         for s in raw.get("seed_syntax", ()))
@@ -1042,7 +1084,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                                  for k, vs in r.get("require", {}).items()),
                            " ".join(r["message"].split()), prov(r),
                            tuple(tuple((k, shape_values(v)) for k, v in s.items())
-                                 for s in r.get("shapes", ())))
+                                 for s in r.get("shapes", ())),
+                           rule_targets(targets, r), tuple(r.get("targets", ())),
+                           tuple(r.get("except_targets", ())))
             for r in raw.get("descriptor_rules", ())),
         deviations=deviations)
 
@@ -1190,15 +1234,22 @@ def _closest_instruction(iset: InstructionSet, opcode: str) -> str:
 
 
 def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, int],
-                        decode: Callable[[str, str | None, int], Mapping[str, object]]
-                        ) -> list[str]:
+                        decode: Callable[[str, str | None, int], Mapping[str, object]],
+                        target: str | None = None) -> list[str]:
     """Why descriptor operand values break the spec's ``descriptor_rules`` for the form
-    written ``opcode`` (e.g. ``{"idesc": 0x08100490}``); empty when they do not.
+    written ``opcode`` (e.g. ``{"idesc": 0x08100490}``) on ``target``; empty when they do
+    not. A rule that holds only on some targets is checked only with a ``target``.
 
     ``decode(descriptor, kind, word)`` returns the word's fields as ``ptxgen decode``
     spells them and raises ValueError for a word the descriptor refuses.
     Raises PtxFormError for an invalid opcode or an operand that is no descriptor.
     """
+    if target is not None and target not in iset.targets.index:
+        from ptxgen.names import did_you_mean
+
+        raise PtxFormError(f"unknown target {target!r}"
+                           f"{did_you_mean(target, iset.targets.names)}; known: "
+                           f"{', '.join(iset.targets.names)}")
     found = lookup(iset, opcode)
     if not found.valid or found.instruction is None:
         raise PtxFormError(f"{opcode}: " + "; ".join(found.problems))
@@ -1221,7 +1272,7 @@ def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, i
             except ValueError as exc:
                 problems = [f"{name}: {exc}"]
             else:
-                problems = ins.descriptor_problems(form.params, name, fields)
+                problems = ins.descriptor_problems(form.params, name, fields, target)
             out.extend(p for p in problems if p not in out)
     return out
 

@@ -451,6 +451,8 @@ class _InstructionView:
                         not self._condition(path + ("when",), when)
                         or not self._any_kept(when)))):
                     self.edit.drop(path)
+                elif key == "descriptor_rules":
+                    self._rule_targets(path, item)
         opcodes = {f.opcode for f in self.kept}
         full_opcodes = set(ins.by_opcode)
         for i, ex in enumerate(self.raw.get("examples", ())):
@@ -506,6 +508,46 @@ class _InstructionView:
                             f"{self.version}")
         if changed:
             self.edit.replace(path + ("targets",), out)
+
+    def _selectors_for(self, names: frozenset[str]) -> list[str] | None:
+        """Target selectors of the view that select exactly ``names`` (None: none do)."""
+        out: list[str] = []
+        got: frozenset[str] = frozenset()
+        for t in sorted(names, key=lambda n: (self.vt.get(n).sm, n)):
+            sel = t if self.vt.get(t).suffix in ("a", "f") else f"{t}+"
+            if t not in got and self.vt.select(sel) <= names:
+                out.append(sel)
+                got |= self.vt.select(sel)
+        return out if out and got == names else None
+
+    def _rule_targets(self, path: Path_, item: Mapping[str, Any]) -> None:
+        """A target-dependent descriptor rule as of the version: on the targets that exist
+        then. A rule whose targets do not exist yet goes; ``except_targets`` that do not
+        exist yet leave a rule that holds on every target (written ``targets``, so that it
+        is still checked only where the target is known)."""
+        key = "targets" if item.get("targets") else "except_targets"
+        if not item.get(key):
+            return
+        selected = frozenset().union(*(self.full_targets.select(x) for x in item[key]))
+        here = selected & self.existing
+        if key == "targets" and not here:
+            self.edit.drop(path)
+            return
+        if key == "except_targets" and not here:
+            self.edit.drop(path + (key,))
+            key, here = "targets", self.existing
+        if here == selected and key in item:
+            try:
+                if frozenset().union(*(self.vt.select(x) for x in item[key])) == here:
+                    return
+            except (KeyError, ValueError):
+                pass
+        out = self._selectors_for(here)
+        if out is None:
+            raise ViewError(f"{self.ins.spec_file}: {self.ins.id}: the descriptor rule "
+                            f"targets {', '.join(item[key] if key in item else ())} cannot be "
+                            f"written at PTX ISA {self.version}")
+        self.edit.put(path + (key,), out)
 
     def _qualifiers(self) -> None:
         for i, q in enumerate(self.ins.qualifiers):

@@ -263,6 +263,12 @@ class _InstrChecker(_Checker):
                 self.err(p, f"operand {o['name']!r} needs a register type")
             if kind == "immediate" and "values" not in o:
                 self.err(p, f"immediate operand {o['name']!r} needs its values")
+            if o.get("immediate_overload") and (
+                    kind != "register" or o.get("immediate") != "allowed"
+                    or "immediate_values" not in o):
+                self.err(p + ("immediate_overload",), f"operand {o['name']!r}: an immediate "
+                         "overload needs a register operand with immediate: allowed and its "
+                         "immediate_values")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
                 # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);
@@ -353,6 +359,8 @@ class _InstrChecker(_Checker):
                          f"(one with `descriptor`: {', '.join(described) or 'none'})")
             self.condition(p + ("when",), r["when"], domains)
             self.provenance(p + ("provenance",), r.get("provenance"))
+            for key in ("targets", "except_targets"):
+                self.selectors(p + (key,), r.get(key, []))
 
     def qualifier(self, p: Path_, q: Mapping[str, Any],
                   domains: dict[str, tuple[str, ...]]) -> None:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -480,6 +481,14 @@ class _Wrapper:
         for f in self.forms:
             key = (f.variant, tuple((u.name, u.kind) for u in f.operands))
             groups.setdefault(key, []).append(f)
+        # register operands with an immediate overload (spec immediate_overload): the same
+        # forms once more, the operand an imm<V> (an "n" asm operand) checked at compile time
+        imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
+        for key, forms in list(groups.items()):
+            names = tuple(u.name for u in forms[0].operands if u.name in imm_ops)
+            if names:
+                groups[(*key, "immediate", names)] = [
+                    _ImmediateForm(f, names) for f in forms]  # type: ignore[misc]
         return [self.overload(forms, i) for i, forms in enumerate(groups.values())]
 
     def overload(self, forms: list[Form], index: int) -> dict[str, Any]:
@@ -521,7 +530,13 @@ class _Wrapper:
                 tp = tparam(u.name)
                 imm_params.append(f"int {tp}")
                 params.append(f"imm_t<{tp}> {pname}")
-                asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+                # an immediate operand's values, or the immediates a register takes
+                if op.kind == "immediate":
+                    asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+                else:  # the immediate overload of a register: the message names its values
+                    asserts.append(self.immediate_assert(
+                        op.name, None, op.immediate_values, tp,
+                        {_values_key(g.operands, u.name) for g in forms}))
             elif u.kind == "immediates":
                 tps = [tparam(f"{u.name}_{e}") for e, _ in op.elements]
                 imm_params += [f"int {t}" for t in tps]
@@ -671,27 +686,35 @@ class _Wrapper:
         return f"static_cast<decltype(sizeof(0))>({self.helpers.call(helper, self.exprs)})"
 
     def immediate_assert(self, operand: str, element: str | None, spec: Any,
-                         tp: str) -> tuple[str, str] | None:
+                         tp: str, allowed: set[str] | None = None) -> tuple[str, str] | None:
+        """A static_assert that the immediate template parameter ``tp`` is one of the
+        values of ``spec``; ``allowed``: the text of those values in the overload's forms
+        (named in the message where there is one)."""
         what = f"{operand}.{element}" if element else operand
 
         def check(values: Any) -> str:
             if values is None:
                 return "true"
             if isinstance(values, dict):
-                lo, hi = values["from"], values.get("to")
-                return f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+                lo, hi, step = values["from"], values.get("to"), values.get("step", 1)
+                return (f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+                        + (f" && (v - {lo}) % {step} == 0" if step != 1 else ""))
             return " || ".join(f"v == {v}" for v in values)
 
         name = escape.ident(f"{self.ins.id}_ok_{what.replace('.', '_')}")
         if name not in self.helpers.defs:
             body = _spec_lines(spec, self.helpers.cond, check, "    ")
             body.append("    return false;")
+            # long long where a bound is past int (nCols of .exclusive, to 4294967264)
+            v = "long long v" if _max_int(spec) > 2**31 - 1 else "int v"
             self.helpers.defs[name] = {"ret": "bool", "name": name,
                                        "params": ", ".join(p for p in (self.helpers.params(),
-                                                                       "int v") if p),
+                                                                       v) if p),
                                        "body": body}
         args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
         msg = f"ptxgen: {self.ins.name}: immediate {what} is out of range for this form"
+        if allowed is not None and len(allowed) == 1 and "" not in allowed:
+            msg += f"; allowed: {next(iter(allowed))}"
         return (f"detail::{name}({args})", escape.cpp_message(msg))
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
@@ -940,6 +963,85 @@ class _Wrapper:
         return escape.cpp_block_comment("\n".join(lines))
 
 
+def _max_int(spec: Any) -> int:
+    """The largest number written anywhere in a value spec (0 if none)."""
+    if isinstance(spec, dict):
+        return max((_max_int(v) for v in spec.values()), default=0)
+    if isinstance(spec, list):
+        return max((_max_int(v) for v in spec), default=0)
+    return spec if isinstance(spec, int) and not isinstance(spec, bool) else 0
+
+
+class _ImmediateForm:
+    """A form seen with some register operands written as immediates (the immediate
+    overload of operands with ``immediate_overload``): its operand uses say
+    ``immediate``, with the immediates the register takes in this form as values; the
+    rest is the form's."""
+
+    def __init__(self, form: Form, names: tuple[str, ...]) -> None:
+        self.form = form
+        self.operands = tuple(
+            replace(u, kind="immediate", values=u.immediate_values) if u.name in names else u
+            for u in form.operands)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.form, name)
+
+
+def _values_key(uses: tuple[OperandUse, ...], name: str) -> str:
+    """The immediates of operand ``name`` as text ("" where they cannot be listed)."""
+    vals = next(u.values for u in uses if u.name == name)
+    if isinstance(vals, range) and vals.step > 0:
+        if len(vals) > 8:
+            return f"{vals.start} to {vals[-1]} in steps of {vals.step}"
+        return values_text(list(vals))
+    if isinstance(vals, (tuple, list)):
+        nums = [v for v in vals if isinstance(v, int)]
+        if nums and len(nums) == len(vals):
+            return values_text(nums)
+    return ""
+
+
+def _fence_overloads(iset: InstructionSet, ins: Instruction, w: Wrapper,
+                     overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``fences`` overload of each overload of wrapper ``w`` that takes no operand: the
+    same call, then every register of the array that the named operand of another
+    instruction writes tied ("+r", fence_operand), so that no use of the registers moves
+    above the instruction. The array is deduced; its length must be a register count of
+    that operand's forms."""
+    assert w.fences is not None
+    other = iset.get(w.fences[0])
+    counts = sorted({u.count or 0 for f in other.forms for u in f.operands
+                     if u.name == w.fences[1]})
+    name = escape.ident(w.fences[1])
+    out = []
+    for ov in overloads:
+        if ov["params"]:
+            continue
+        qual = ov["qualifier_template"]
+        targs = ", ".join(p.split(" = ")[0].split()[-1] for p in qual.split(", ")) if qual \
+            else ""
+        call = f"{ov['name']}<{targs}>()" if targs else f"{ov['name']}()"
+        msg = escape.cpp_message(
+            f"ptxgen: {ins.name}: the array {name} has PtxgenN registers where "
+            f"{other.name} writes {values_text(counts)}")
+        doc = escape.cpp_block_comment(
+            f"`{ins.name}`, then every register of {name} (the {w.fences[1]} array of "
+            f"{other.name}: {values_text(counts)} registers) tied to it with an empty asm "
+            "(\"+r\", a memory clobber), so that no use of the registers moves above it. "
+            f"The same as {ov['name']}() followed by fence_operand({name}).")
+        out.append({
+            "name": ov["name"], "arrays": [], "ret": "void", "result_struct": None,
+            "result_decl": None, "result": None, "qualifier_template": qual,
+            "template": ", ".join(x for x in (qual, "class PtxgenT, decltype(sizeof(0)) "
+                                                    "PtxgenN") if x),
+            "params": [f"PtxgenT (&{name})[PtxgenN]"],
+            "statements": _statements([(_int_test("PtxgenN", counts), msg)])
+            + [f"{call};", f"fence_operand({name});"],
+            "fallback": ov["fallback"], "doc": doc, "forms": None, "direct": []})
+    return out
+
+
 def _param_class(param: str) -> str:
     """What overload resolution tells apart: arrays, immediate tags, other values."""
     if "(&" in param:
@@ -993,6 +1095,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 if selects(select, f):
                     family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
+            if w.fences is not None:
+                overloads += _fence_overloads(iset, ins, w, overloads)
             _check_distinct(ins, functions + overloads)
             structs = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
             for ov in overloads:  # one result struct per function name

@@ -98,7 +98,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_9
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
 
 PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, int v) {
-    return v >= 24 && v <= 256;
+    return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
     return false;
 }
 

@@ -154,8 +154,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -230,8 +230,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -310,8 +310,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -391,8 +391,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -480,7 +480,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -555,7 +555,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
@@ -636,7 +636,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -716,7 +716,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
  *   enable_input_d: false computes D = A*B
@@ -804,8 +804,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -898,7 +898,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -977,8 +977,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1038,8 +1038,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1105,7 +1105,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1166,7 +1166,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1234,8 +1234,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1308,7 +1308,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1384,8 +1384,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1462,8 +1462,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1544,8 +1544,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1627,8 +1627,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1718,7 +1718,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1795,7 +1795,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -1878,7 +1878,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -1960,7 +1960,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
@@ -2050,8 +2050,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2149,7 +2149,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2242,8 +2242,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2318,8 +2318,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
@@ -2397,7 +2397,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -2473,7 +2473,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
  *   zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
@@ -2550,8 +2550,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2628,8 +2628,8 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2709,7 +2709,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B
@@ -2787,7 +2787,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
  *   sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44) [instr_desc descriptor: ptxgen/instr_desc.hpp]
  *   enable_input_d: false computes D = A*B

@@ -33,6 +33,26 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #endif
 }
 
+// tcgen05_alloc_forms1: the opcode of each form, in the order of tcgen05_alloc_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* tcgen05_alloc_forms1_opcode[] = {
+    "tcgen05.alloc.cta_group::1.sync.aligned.b32", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.cta_group::2.sync.aligned.b32", "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+};
+inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
+    0, 1, 0, 1,
+};
+
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = tcgen05_alloc_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // tcgen05_alloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms0_table, and
 // the asm statement it takes.
 inline constexpr const char* tcgen05_alloc_exclusive_forms0_opcode[] = {
@@ -48,6 +68,26 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 nco
     constexpr int ptxgen_k = tcgen05_alloc_exclusive_forms0_statement[PtxgenF];
     if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
     else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// tcgen05_alloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* tcgen05_alloc_exclusive_forms1_opcode[] = {
+    "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32",
+};
+inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
+    0, 1, 0, 1,
+};
+
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = tcgen05_alloc_exclusive_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
+    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -72,6 +112,25 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #endif
 }
 
+// tcgen05_dealloc_forms1: the opcode of each form, in the order of tcgen05_dealloc_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* tcgen05_dealloc_forms1_opcode[] = {
+    "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+};
+inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
+    0, 0,
+};
+
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = tcgen05_dealloc_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_dealloc_forms1_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // tcgen05_dealloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms0_table, and
 // the asm statement it takes.
 inline constexpr const char* tcgen05_dealloc_exclusive_forms0_opcode[] = {
@@ -86,6 +145,25 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_dealloc_exclusive_forms0_statement[PtxgenF];
     if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "r"(ncols), "C"(detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// tcgen05_dealloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms1_table, and
+// the asm statement it takes.
+inline constexpr const char* tcgen05_dealloc_exclusive_forms1_opcode[] = {
+    "tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32",
+};
+inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
+    0, 0,
+};
+
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    constexpr int ptxgen_k = tcgen05_dealloc_exclusive_forms1_statement[PtxgenF];
+    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -276,6 +276,22 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive,
     return -1;
 }
 
+PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type, long long v) {
+    if (exclusive) {
+        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
+    }
+    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_dealloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_dealloc_type type, long long v) {
+    if (exclusive) {
+        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
+    }
+    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
+    return false;
+}
+
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type) {
     if ((shape == tcgen05_ld_shape::shape_16x128b)) {
         if ((num == 1)) {
@@ -668,6 +684,58 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_alloc_forms1_table[] = {
+    0, 256, 512, 768,
+};
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.alloc`: allocate Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
+ *
+ * Fixed by this wrapper: exclusive = false, sync_aligned = sync.aligned, type = b32.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). one warp of this CTA allocates (1), or one warp in each CTA of the CTA pair allocates collectively (2)
+ *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
+ * Operands:
+ *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, int PtxgenNcols>
+PTXGEN_PTX_DEVICE void tcgen05_alloc(
+    detail::reg_t<detail::tcgen05_alloc_type_dst(false, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert(detail::tcgen05_alloc_ok_ncols(false, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32, PtxgenNcols),
+                  "ptxgen: tcgen05.alloc: immediate ncols is out of range for this form; allowed: 32, 64, 128, 256 or 512");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_alloc_forms1<ptxgen_index, PtxgenNcols>(dst));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_alloc_exclusive_forms0_table[] = {
     0, 256, 512, 768,
@@ -709,6 +777,58 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
                          detail::tcgen05_alloc_exclusive_forms0<ptxgen_index>(dst, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_alloc_exclusive_forms1_table[] = {
+    0, 256, 512, 768,
+};
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.alloc`: allocate Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
+ *
+ * Fixed by this wrapper: exclusive = true, sync_aligned = sync.aligned, type = b32.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). one warp of this CTA allocates (1), or one warp in each CTA of the CTA pair allocates collectively (2)
+ *   PtxgenSs: ss (none, shared::cta). state space of dst (generic addressing when left out)
+ * Operands:
+ *   dst: where the allocated Tensor Memory address is written: a 32-bit shared::cta address with .shared::cta, a generic address without
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, int PtxgenNcols>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
+    detail::reg_t<detail::tcgen05_alloc_type_dst(true, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_exclusive_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_exclusive_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert(detail::tcgen05_alloc_ok_ncols(true, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32, PtxgenNcols),
+                  "ptxgen: tcgen05.alloc: immediate ncols is out of range for this form; allowed: 32 to 4294967264 in steps of 32");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+                         detail::tcgen05_alloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(dst));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
     }
@@ -767,6 +887,57 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_dealloc_forms1_table[] = {
+    0, 256,
+};
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.dealloc`: free Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
+ *
+ * Fixed by this wrapper: exclusive = false, sync_aligned = sync.aligned, type = b32.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
+ * Operands:
+ *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, int PtxgenNcols>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc(
+    std::uint32_t taddr,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert(detail::tcgen05_dealloc_ok_ncols(false, PtxgenCtaGroup, tcgen05_dealloc_sync_aligned::sync_aligned, tcgen05_dealloc_type::b32, PtxgenNcols),
+                  "ptxgen: tcgen05.dealloc: immediate ncols is out of range for this form; allowed: 32, 64, 128, 256 or 512");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+                         detail::tcgen05_dealloc_forms1<ptxgen_index, PtxgenNcols>(taddr));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_dealloc_exclusive_forms0_table[] = {
     0, 256,
@@ -807,6 +978,57 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     if constexpr (ptxgen_class == 0) {
         PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
                          detail::tcgen05_dealloc_exclusive_forms0<ptxgen_index>(taddr, ncols));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
+inline constexpr long long tcgen05_dealloc_exclusive_forms1_table[] = {
+    0, 256,
+};
+// Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
+template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr);
+
+}  // namespace detail
+#endif
+
+/**
+ * `tcgen05.dealloc`: free Tensor Memory columns (spec: spec/instructions/tcgen05_tmem.yaml).
+ *
+ * Fixed by this wrapper: exclusive = true, sync_aligned = sync.aligned, type = b32.
+ * Template parameters:
+ *   PtxgenCtaGroup: cta_group (1, 2). as for tcgen05.alloc
+ * Operands:
+ *   taddr: Tensor Memory address returned by the allocation (a register, not in brackets) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
+ *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <int PtxgenCtaGroup, int PtxgenNcols>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
+    std::uint32_t taddr,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_exclusive_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_exclusive_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert(detail::tcgen05_dealloc_ok_ncols(true, PtxgenCtaGroup, tcgen05_dealloc_sync_aligned::sync_aligned, tcgen05_dealloc_type::b32, PtxgenNcols),
+                  "ptxgen: tcgen05.dealloc: immediate ncols is out of range for this form; allowed: 32 to 4294967264 in steps of 32");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+                         detail::tcgen05_dealloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(taddr));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
     }
@@ -1360,6 +1582,26 @@ PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
                      asm volatile("tcgen05.wait::ld.sync.aligned" ";" :  :  : "memory"));
 #else  // no form on this target
     detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+#endif
+#endif
+}
+
+/**
+ * `tcgen05.wait`, then every register of r (the r array of tcgen05.ld.sync.aligned: 1, 2, 4, 8, 16, 32, 64 or 128 registers) tied to it with an empty asm ("+r", a memory clobber), so that no use of the registers moves above it. The same as tcgen05_wait_ld() followed by fence_operand(r).
+ */
+template <class PtxgenT, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(
+    PtxgenT (&r)[PtxgenN]
+) {
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
+    static_assert(PtxgenN == 1 || PtxgenN == 2 || PtxgenN == 4 || PtxgenN == 8 || PtxgenN == 16 || PtxgenN == 32 || PtxgenN == 64 || PtxgenN == 128,
+                  "ptxgen: tcgen05.wait: the array r has PtxgenN registers where tcgen05.ld.sync.aligned writes 1, 2, 4, 8, 16, 32, 64 or 128");
+    tcgen05_wait_ld();
+    fence_operand(r);
+#endif
+#if PTXGEN_PTX_FAMILY(0x6db600ull)
+#else  // no form on this target
 #endif
 #endif
 }
