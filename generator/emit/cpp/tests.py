@@ -31,15 +31,21 @@ TESTS = "tests/cpp"
 
 
 def documented_values(f: Field) -> list[int]:
-    """Every value the table documents for the field; addresses are sampled (0, every
-    single bit of the code, the largest value), all other domains are listed in full."""
+    """Every value the table documents for the field; addresses and integers of more than
+    8 bits without a list of codes are sampled (0, every single bit of the code, the
+    largest value: a Tensor Memory lane or column has 65,536), all other domains are
+    listed in full."""
     if f.type == "dimension":
         return list(range(0, f.user_max + 1, f.user_step))
     if f.type == "address":
         step = f.user_step
         return sorted({0, f.user_max} | {step << k for k in range(f.width)})
     codes = f.allowed_codes
-    return list(codes) if codes is not None else list(range(f.mask + 1))
+    if codes is not None:
+        return list(codes)
+    if f.width > 8:
+        return sorted({0, f.mask} | {1 << k for k in range(f.width)})
+    return list(range(f.mask + 1))
 
 
 def invalid_values(f: Field) -> list[tuple[int, str]]:
