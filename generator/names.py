@@ -213,23 +213,44 @@ def identifier_clashes(owners: Sequence[tuple[str, list[tuple[str, str, bool, st
     Two
     names clash when they are equal, or one is a family (a prefix) that the other name or
     family starts with."""
-    seen: list[tuple[int, str, str, bool, str]] = []
+    import bisect
+
+    # the names seen so far: each one's first entry (its insertion order, owner, what) by
+    # (language, name), the families among them, and every name sorted per language (a
+    # family clashes with the names it is a prefix of): linear in the names, not quadratic
+    first: dict[tuple[str, str], tuple[int, int, bool, str]] = {}
+    families: set[tuple[str, str]] = set()
+    ordered: dict[str, list[str]] = {}
     out: list[tuple[int, int, str]] = []
+    count = 0
     for k, (owner, names_) in enumerate(owners):
         found: tuple[int, str] | None = None
         for lang, name, prefix, what in names_:
-            for j, lang2, name2, prefix2, what2 in seen:
-                if lang != lang2:
-                    continue
-                if (name == name2 or (prefix2 and name.startswith(name2))
-                        or (prefix and name2.startswith(name))):
-                    found = (j, f"instruction id {owner!r}: {name}{'*' if prefix else ''} "
-                                f"({what}, {lang}) clashes with {name2}"
-                                f"{'*' if prefix2 else ''} ({what2}) of {owners[j][0]!r}")
-                    break
-            if found:
+            hits = []
+            if (lang, name) in first:
+                hits.append(first[lang, name])
+            hits += [first[lang, name[:i]] for i in range(1, len(name))
+                     if (lang, name[:i]) in families]
+            if prefix:
+                names2 = ordered.get(lang, [])
+                i = bisect.bisect_left(names2, name)
+                while i < len(names2) and names2[i].startswith(name):
+                    hits.append(first[lang, names2[i]])
+                    i += 1
+            if hits:
+                _, j, prefix2, what2 = min(hits)
+                name2 = next(n for (lg, n), e in first.items()
+                             if lg == lang and e == min(hits))
+                found = (j, f"instruction id {owner!r}: {name}{'*' if prefix else ''} "
+                            f"({what}, {lang}) clashes with {name2}"
+                            f"{'*' if prefix2 else ''} ({what2}) of {owners[j][0]!r}")
                 break
-            seen.append((k, lang, name, prefix, what))
+            if (lang, name) not in first:
+                first[lang, name] = (count, k, prefix, what)
+                bisect.insort(ordered.setdefault(lang, []), name)
+            if prefix:
+                families.add((lang, name))
+            count += 1
         if found:
             out.append((k, *found))
     return out
