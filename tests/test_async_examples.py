@@ -137,13 +137,18 @@ def test_instruction_mix_reader_counts_hand_written_asm() -> None:
     assert instruction_mix(ptx + "\tmov.u32 %r9, 0;\n\tadd.s32 %r5, %r9, 1;\n")["total"] == 5
 
 
+def build(example: str, out: Path) -> Path:
+    """nvcc 13.0 -O3 -arch=sm_90a of an example, to PTX or a cubin (by out's suffix)."""
+    harness.run([harness.tool("nvcc"), "-std=c++17", "-O3", "-arch=sm_90a",
+                 {".ptx": "-ptx", ".cubin": "-cubin"}[out.suffix], f"-I{INCLUDE}",
+                 str(EXAMPLES / example), "-o", str(out)])
+    return out
+
+
 @pytest.mark.parametrize("example", sorted(HAND_WRITTEN))
 def test_instruction_mix_is_the_hand_written_versions(example: str, tmp_path: Path) -> None:
-    nvcc = harness.tool("nvcc")
-    out = tmp_path / "kernel.ptx"
-    harness.run([nvcc, "-std=c++17", "-O3", "-arch=sm_90a", "-ptx", f"-I{INCLUDE}",
-                 str(EXAMPLES / example), "-o", str(out)])
-    assert instruction_mix(out.read_text()) == HAND_WRITTEN[example]
+    ptx = build(example, tmp_path / "kernel.ptx")
+    assert instruction_mix(ptx.read_text()) == HAND_WRITTEN[example]
 
 
 # SASS instructions of the hand-written versions: nvcc 13.0 -std=c++17 -O3 -arch=sm_90a
@@ -153,10 +158,7 @@ HAND_WRITTEN_SASS = {"wgmma_gemm/gemm.cu": 13832, "sparse_gemm/gemm_sp.cu": 2872
 
 @pytest.mark.parametrize("example", sorted(HAND_WRITTEN_SASS))
 def test_sass_is_the_hand_written_versions_length(example: str, tmp_path: Path) -> None:
-    nvcc = harness.tool("nvcc")
-    cubin = tmp_path / "kernel.cubin"
-    harness.run([nvcc, "-std=c++17", "-O3", "-arch=sm_90a", "-cubin", f"-I{INCLUDE}",
-                 str(EXAMPLES / example), "-o", str(cubin)])
+    cubin = build(example, tmp_path / "kernel.cubin")
     sass = subprocess.run([toolkits.require_nvdisasm(), "-c", str(cubin)], capture_output=True,
                           text=True, check=True).stdout
     count = len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/\s+\S", sass, re.M))

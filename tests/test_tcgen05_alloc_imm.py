@@ -133,10 +133,8 @@ def test_imm_64_is_the_hand_written_ptx_and_assembles(tmp_path: Path) -> None:
     assert any(re.fullmatch(r"tcgen05\.dealloc\.cta_group::1\.sync\.aligned\.b32 %r\d+, 64;",
                             ln) for ln in mine), mine
     for ptxas in toolkits.all_ptxas():
-        proc = subprocess.run([ptxas, "-arch=sm_100a", str(tmp_path / "mine.ptx"), "-o",
-                               str(tmp_path / "mine.cubin")],
-                              capture_output=True, text=True, check=False)
-        assert proc.returncode == 0, (ptxas, proc.stderr)
+        rc, out = toolkits.assemble_file(ptxas, tmp_path / "mine.ptx", "sm_100a")
+        assert rc == 0, (ptxas, out)
 
 
 def test_the_register_overload_is_still_there(tmp_path: Path) -> None:

@@ -68,10 +68,8 @@ def test_the_same_ptx_as_wait_then_fence_operand(tmp_path: Path) -> None:
     assert mine == hand
     for ptxas in toolkits.all_ptxas():
         _ptx(tmp_path, 16, "tcgen05_wait_ld(r)")
-        proc = subprocess.run([ptxas, "-arch=sm_100a", str(tmp_path / "k.ptx"), "-o",
-                               str(tmp_path / "k.cubin")], capture_output=True, text=True,
-                              check=False)
-        assert proc.returncode == 0, (ptxas, proc.stderr)
+        rc, out = toolkits.assemble_file(ptxas, tmp_path / "k.ptx", "sm_100a")
+        assert rc == 0, (ptxas, out)
 
 
 def test_a_count_tcgen05_ld_never_writes_is_refused(tmp_path: Path) -> None:

@@ -95,6 +95,14 @@ def all_ptxas() -> list[str]:
     return [require("ptxas", release) for release in RELEASES]
 
 
+def assemble_file(ptxas: str, ptx: Path, target: str) -> tuple[int, str]:
+    """Assemble a whole PTX file for ``target`` (beside it, ``.cubin``): ptxas's exit
+    status and messages."""
+    proc = subprocess.run([ptxas, f"-arch={target}", str(ptx), "-o", str(ptx.with_suffix(
+        ".cubin"))], capture_output=True, text=True, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
 def assemble(ptxas: str, workdir: Path, body: str, target: str, version: str,
              decls: str = ".reg .b32 r<4>;\n.reg .b64 rd<4>;\n.reg .pred p<3>;\n"
              ) -> tuple[int, str]:
