@@ -215,10 +215,11 @@ def identifier_clashes(owners: Sequence[tuple[str, list[tuple[str, str, bool, st
     family starts with."""
     import bisect
 
-    # the names seen so far: each one's first entry (its insertion order, owner, what) by
-    # (language, name), the families among them, and every name sorted per language (a
-    # family clashes with the names it is a prefix of): linear in the names, not quadratic
-    first: dict[tuple[str, str], tuple[int, int, bool, str]] = {}
+    # the names seen so far: each one's first entry (its insertion order, owner, family or
+    # not, what, the name) by (language, name), the families among them, and every name
+    # sorted per language (a family clashes with the names it is a prefix of): linear in
+    # the names, not quadratic
+    first: dict[tuple[str, str], tuple[int, int, bool, str, str]] = {}
     families: set[tuple[str, str]] = set()
     ordered: dict[str, list[str]] = {}
     out: list[tuple[int, int, str]] = []
@@ -238,15 +239,13 @@ def identifier_clashes(owners: Sequence[tuple[str, list[tuple[str, str, bool, st
                     hits.append(first[lang, names2[i]])
                     i += 1
             if hits:
-                _, j, prefix2, what2 = min(hits)
-                name2 = next(n for (lg, n), e in first.items()
-                             if lg == lang and e == min(hits))
+                _, j, prefix2, what2, name2 = min(hits)
                 found = (j, f"instruction id {owner!r}: {name}{'*' if prefix else ''} "
                             f"({what}, {lang}) clashes with {name2}"
                             f"{'*' if prefix2 else ''} ({what2}) of {owners[j][0]!r}")
                 break
             if (lang, name) not in first:
-                first[lang, name] = (count, k, prefix, what)
+                first[lang, name] = (count, k, prefix, what, name)
                 bisect.insort(ordered.setdefault(lang, []), name)
             if prefix:
                 families.add((lang, name))

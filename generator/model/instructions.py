@@ -376,6 +376,12 @@ class DescriptorRule:
             return True
         return target is not None and target in self.targets
 
+    @property
+    def where(self) -> str:
+        """`` (on …)`` after a message of a rule that holds only on some targets, else
+        ""."""
+        return f" ({self.targets_text()})" if self.targets is not None else ""
+
     def targets_text(self) -> str:
         """Where the rule holds, as the spec writes it ("" for every target)."""
         if self.selectors:
@@ -402,7 +408,7 @@ class DescriptorRule:
     def problems(self, fields: Mapping[str, object]) -> list[str]:
         """Why the decoded ``fields`` break this rule (empty: they do not)."""
         out = []
-        where = f" ({self.targets_text()})" if self.targets is not None else ""
+        where = self.where
         if self.shapes and not self.matches_shape(fields):
             got = ", ".join(f"{n} = {fields.get(n)}" for n in self.shape_fields)
             out.append(f"{self.message}{where} ({self.operand}: {got}) [{self.id}]")

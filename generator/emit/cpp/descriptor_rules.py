@@ -62,8 +62,7 @@ def _checks(ins: Instruction, operand: str, rules: list[DescriptorRule], cond: _
                 "(" + " && ".join(f"({in_values(f'd.{n}', vals)})" for n, vals in shape) + ")"
                 for shape in r.shapes) + ")")
         ok = " && ".join(tests)
-        where = f" ({r.targets_text()})" if r.targets is not None else ""
-        text = f"ptxgen: {ins.name}: {operand}: {r.message}{where} [{r.id}]"
+        text = f"ptxgen: {ins.name}: {operand}: {r.message}{r.where} [{r.id}]"
         on = f" && {_on_targets(index, r.targets)}" if r.targets is not None else ""
         checks.append({"test": f"({cpp_bool(applies)}){on} && !({ok})",
                        "message": escape.cpp_str(text)})

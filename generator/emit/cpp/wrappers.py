@@ -99,13 +99,13 @@ GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 OBJECT_ADDRESS = {("mbarrier", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("shared", "b32"): ("::ptxgen::ptx::shared_address", "r", 8),
                   ("mbarrier", "b64"): ("std::uint64_t*", "l", 9)}
-# a form's entry in its overload's table: form number * FORM_CLASSES + support class,
-# NOT_SELECTED for a form that generate --select left out
 #: What a wrapper call says where the compiler lacks the "C" asm constraint.
 OLD_COMPILER = escape.cpp_message(
     "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the "
     "\"C\" constraint (a constant char array) that the forms share their asm statements "
     "through")
+# a form's entry in its overload's table: form number * FORM_CLASSES + support class,
+# NOT_SELECTED for a form that generate --select left out
 FORM_CLASSES = 256
 NOT_SELECTED = FORM_CLASSES - 1
 
@@ -582,11 +582,11 @@ class _Wrapper:
             f"(check the opcode with: ptxgen support OPCODE)")
         doc = self.doc(first, name)
         tps = self.template_params() + imm_params + arrays
-        struct_params = [p.split(" = ")[0] for p in self.template_params()]
+        qualifier_args = [p.split(" = ")[0].split()[-1] for p in self.template_params()]
         struct = escape.ident(f"{self.w.name}_forms{index}")
         own_imms = {k: tparam(k) for k in _imm_names(first)}
-        table = self.form_table(forms, cond, own_imms, struct) if struct_params else None
-        direct = [] if struct_params else [self.branch(f, cond, own_imms) for f in forms]
+        table = self.form_table(forms, cond, own_imms, struct) if qualifier_args else None
+        direct = [] if qualifier_args else [self.branch(f, cond, own_imms) for f in forms]
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
@@ -610,6 +610,7 @@ class _Wrapper:
                 "result": (f"return {{{', '.join(values)}}};" if result_struct
                            else f"return {values[0]};") if rets else None,
                 "qualifier_template": ", ".join(self.template_params()),
+                "qualifier_args": ", ".join(qualifier_args),
                 "template": ", ".join(tps), "params": params, "statements": _statements(
                     self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
                 "fallback": fallback, "doc": doc,
@@ -848,7 +849,7 @@ class _Wrapper:
         if post and pred is not None:
             raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
         if post:
-            regs = "p, q" if post.count("selp") > 1 else "p"
+            regs = ", ".join(r for r in ("p", "q") if r in texts)  # the selp outputs
             body = (f"\"{{\\n\\t.reg .pred {regs};\\n\\t\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         if clobber:
@@ -1018,9 +1019,7 @@ def _fence_overloads(iset: InstructionSet, ins: Instruction, w: Wrapper,
     for ov in overloads:
         if ov["params"]:
             continue
-        qual = ov["qualifier_template"]
-        targs = ", ".join(p.split(" = ")[0].split()[-1] for p in qual.split(", ")) if qual \
-            else ""
+        qual, targs = ov["qualifier_template"], ov["qualifier_args"]
         call = f"{ov['name']}<{targs}>()" if targs else f"{ov['name']}()"
         msg = escape.cpp_message(
             f"ptxgen: {ins.name}: the array {name} has PtxgenN registers where "
@@ -1033,6 +1032,7 @@ def _fence_overloads(iset: InstructionSet, ins: Instruction, w: Wrapper,
         out.append({
             "name": ov["name"], "arrays": [], "ret": "void", "result_struct": None,
             "result_decl": None, "result": None, "qualifier_template": qual,
+            "qualifier_args": targs,
             "template": ", ".join(x for x in (qual, "class PtxgenT, decltype(sizeof(0)) "
                                                     "PtxgenN") if x),
             "params": [f"PtxgenT (&{name})[PtxgenN]"],
