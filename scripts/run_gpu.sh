@@ -11,11 +11,20 @@
 # gemm.json, gemm_sp.json). Kernels already built under PTXGEN_GPU_BUILD (same sources,
 # headers and flags) are reused; one that does not load there is rebuilt. Exit status: 0
 # when every test passed and both GEMMs are correct.
+#
+# A run longer than one device call can be split: PTXGEN_GPU_STEPS names the steps to run
+# (build, the test modules mma_sync ... gemm_sp, bench_gemm, bench_gemm_sp, report; all by
+# default) and PTXGEN_GPU_WORK keeps the results between the calls, e.g.
+#     PTXGEN_GPU_WORK=/tmp/w PTXGEN_GPU_STEPS="build mma_sync wgmma async" bash scripts/run_gpu.sh
+#     PTXGEN_GPU_WORK=/tmp/w PTXGEN_GPU_STEPS="wgmma_sp bench_gemm report" bash scripts/run_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-/tmp/ptxgen-gpu-out}}
 mkdir -p "$OUT_DIR"
-WORK=$(mktemp -d /tmp/ptxgen-gpu-run.XXXXXX)
+WORK=${PTXGEN_GPU_WORK:-$(mktemp -d /tmp/ptxgen-gpu-run.XXXXXX)}
+mkdir -p "$WORK"
+STEPS=" ${PTXGEN_GPU_STEPS:-all} "
+want() { [[ "$STEPS" == *" all "* || "$STEPS" == *" $1 "* ]]; }
 export PYTHONUNBUFFERED=1
 export PTXGEN_GPU_SEED=${PTXGEN_GPU_SEED:-$(( (RANDOM << 15) | RANDOM ))}
 export PTXGEN_GPU_BUILD=${PTXGEN_GPU_BUILD:-/tmp/ptxgen-gpu-build}
@@ -33,7 +42,7 @@ run() {  # run NAME TIMEOUT CMD...: log to WORK/NAME.txt and to run.log
   [ "$rc" -eq 0 ] || status=1
 }
 
-: >"$OUT_DIR/run.log"
+[ -n "${PTXGEN_GPU_WORK:-}" ] || : >"$OUT_DIR/run.log"
 nvidia-smi | tee -a "$OUT_DIR/run.log"
 # Prebuilt libraries that do not load on this machine are dropped (and rebuilt below).
 python3 - <<'PY' 2>&1 | tee -a "$OUT_DIR/run.log"
@@ -47,7 +56,7 @@ for lib in sorted(base.glob("*/lib*.so")) if base.is_dir() else []:
         shutil.rmtree(lib.parent)
 PY
 # Build the test libraries and both GEMMs in parallel (cached under PTXGEN_GPU_BUILD).
-run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
+want build && run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
   python3 examples/wgmma_gemm/bench.py --build-only & p2=$!
   python3 examples/sparse_gemm/bench.py --build-only & p3=$!
   wait $p1 && wait $p2 && wait $p3'
@@ -56,6 +65,7 @@ run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
 xdist=()
 python3 -c "import xdist" 2>/dev/null && xdist=(-n 4)
 for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async gemm gemm_sp; do
+  want "$m" || continue
   limit=600
   [ "$m" = gemm_sp ] && limit=240  # a protocol error of the cluster kernel must not eat the run
   [ "$m" = async ] && limit=300   # its waits trap after 2^24 tries; a hang must not eat the run
@@ -64,16 +74,18 @@ for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async gemm gemm_sp; do
   run "pytest_$m" "$limit" python3 -m pytest -m gpu "tests/gpu/test_$m.py" -q -p no:cacheprovider \
     -o junit_family=xunit1 --junitxml="$WORK/junit_$m.xml" "${par[@]}"
 done
-run gemm 600 python3 examples/wgmma_gemm/bench.py --variants --json "$WORK/gemm.json"
-run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
-if [ ! -s "$WORK/gemm_sp.json" ]; then  # e.g. a GPU fault in one configuration: the other alone
+want bench_gemm && run gemm 600 python3 examples/wgmma_gemm/bench.py --variants --json "$WORK/gemm.json"
+want bench_gemm_sp && run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
+if want bench_gemm_sp && [ ! -s "$WORK/gemm_sp.json" ]; then  # e.g. a GPU fault in one configuration: the other alone
   run gemm_sp_cluster1 240 python3 examples/sparse_gemm/bench.py --variants --configs cluster1 \
     --json "$WORK/gemm_sp.json"
 fi
-python3 tests/gpu/report.py --out docs/gpu-results.md --gemm "$WORK/gemm.json" \
-  --gemm-sp "$WORK/gemm_sp.json" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
-  | tee -a "$OUT_DIR/run.log"
-cp docs/gpu-results.md "$OUT_DIR/gpu-results.md"
+if want report; then
+  python3 tests/gpu/report.py --out docs/gpu-results.md --gemm "$WORK/gemm.json" \
+    --gemm-sp "$WORK/gemm_sp.json" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
+    | tee -a "$OUT_DIR/run.log"
+  cp docs/gpu-results.md "$OUT_DIR/gpu-results.md"
+fi
 for d in "$PTXGEN_GPU_BUILD"/*/; do cp "$d/build.log" "$WORK/build-$(basename "$d").log" 2>/dev/null; done
 tar czf "$OUT_DIR/gpu-artifacts.tar.gz" -C "$WORK" .
 echo "== done: status $status" | tee -a "$OUT_DIR/run.log"
