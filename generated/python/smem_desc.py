@@ -40,7 +40,8 @@ class SmemDesc:
 
     Fields:
         start_address (bits 0-13): matrix-descriptor-encode (Matrix start address). Allowed:
-            a byte value that is a multiple of 16 from 0 to 0x3fff0.
+            a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps
+            bits 4 to 17, up to 0x3fff0).
         leading_byte_offset (bits 16-29): matrix-descriptor-encode (Leading dimension byte
             offset relative) OR matrix-descriptor-encode (Leading dimension byte address
             absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0.
@@ -95,7 +96,8 @@ class SmemDesc:
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
             "start_address", "address", 0, 14, {},
-            "a byte value that is a multiple of 16 from 0 to 0x3fff0",
+            "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
+            "4 to 17, up to 0x3fff0)",
         ),
         FieldSpec(
             "leading_byte_offset", "address", 16, 14, {},
@@ -120,8 +122,9 @@ class SmemDesc:
     )
 
     start_address: int
-    """Bits 0-13: matrix-descriptor-encode (Matrix start address). Allowed: a byte value that is
-    a multiple of 16 from 0 to 0x3fff0."""
+    """Bits 0-13: matrix-descriptor-encode (Matrix start address). Allowed: a shared-memory
+    address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to
+    0x3fff0)."""
 
     leading_byte_offset: int
     """Bits 16-29: matrix-descriptor-encode (Leading dimension byte offset relative) OR
@@ -159,7 +162,7 @@ class SmemDesc:
                     "on sm_107a, sm_107f from PTX ISA 9.4 (class SmemDescSm107)"
                 ),
             })
-        _multiple(self, 0, start_address, 16, 262128)
+        _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
         _multiple(self, 1, leading_byte_offset, 16, 262128)
         _set(self, "leading_byte_offset", leading_byte_offset)
@@ -258,8 +261,9 @@ class SmemDescSm107:
 
     Fields:
         start_address (bits 0-14): matrix-descriptor-encode-15 (Matrix start address).
-            Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. Sources:
-            dsl-compiler, dsl-classes, third-party.
+            Allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding
+            keeps bits 4 to 18, up to 0x7fff0). Sources: dsl-compiler, dsl-classes,
+            third-party.
         leading_byte_offset (bits 16-30): matrix-descriptor-encode-15 (Leading dimension byte
             offset relative) OR matrix-descriptor-encode-15 (Leading dimension byte address
             absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0.
@@ -328,7 +332,8 @@ class SmemDescSm107:
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
             "start_address", "address", 0, 15, {},
-            "a byte value that is a multiple of 16 from 0 to 0x7fff0",
+            "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
+            "4 to 18, up to 0x7fff0)",
         ),
         FieldSpec(
             "leading_byte_offset", "address", 16, 15, {},
@@ -357,8 +362,9 @@ class SmemDescSm107:
     )
 
     start_address: int
-    """Bits 0-14: matrix-descriptor-encode-15 (Matrix start address). Allowed: a byte value that
-    is a multiple of 16 from 0 to 0x7fff0."""
+    """Bits 0-14: matrix-descriptor-encode-15 (Matrix start address). Allowed: a shared-memory
+    address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 18, up to
+    0x7fff0)."""
 
     leading_byte_offset: int
     """Bits 16-30: matrix-descriptor-encode-15 (Leading dimension byte offset relative) OR
@@ -394,7 +400,7 @@ class SmemDescSm107:
         k_segment: KSegment | int = KSegment.FIRST,
         swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
     ) -> None:
-        _multiple(self, 0, start_address, 16, 524272)
+        _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
         _multiple(self, 1, leading_byte_offset, 16, 524272)
         _set(self, "leading_byte_offset", leading_byte_offset)

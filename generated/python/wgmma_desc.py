@@ -33,8 +33,9 @@ class WgmmaDesc:
     64-bit descriptor of a matrix in shared memory read by wgmma.mma_async (sm_90a).
 
     Fields:
-        start_address (bits 0-13): `encode(start_address)`. Allowed: a byte value that is a
-            multiple of 16 from 0 to 0x3fff0.
+        start_address (bits 0-13): `encode(start_address)`. Allowed: a shared-memory address
+            that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to
+            0x3fff0).
         leading_byte_offset (bits 16-29): `encode(leading_dim_byte_offset)`. Allowed: a byte
             value that is a multiple of 16 from 0 to 0x3fff0.
         stride_byte_offset (bits 32-45): `encode(stride_dim_byte_offset)`. Allowed: a byte
@@ -81,7 +82,8 @@ class WgmmaDesc:
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
             "start_address", "address", 0, 14, {},
-            "a byte value that is a multiple of 16 from 0 to 0x3fff0",
+            "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
+            "4 to 17, up to 0x3fff0)",
         ),
         FieldSpec(
             "leading_byte_offset", "address", 16, 14, {},
@@ -102,8 +104,8 @@ class WgmmaDesc:
     )
 
     start_address: int
-    """Bits 0-13: `encode(start_address)`. Allowed: a byte value that is a multiple of 16 from 0
-    to 0x3fff0."""
+    """Bits 0-13: `encode(start_address)`. Allowed: a shared-memory address that is a multiple
+    of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0)."""
 
     leading_byte_offset: int
     """Bits 16-29: `encode(leading_dim_byte_offset)`. Allowed: a byte value that is a multiple
@@ -128,7 +130,7 @@ class WgmmaDesc:
         base_offset: int = 0,
         swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
     ) -> None:
-        _multiple(self, 0, start_address, 16, 262128)
+        _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
         _multiple(self, 1, leading_byte_offset, 16, 262128)
         _set(self, "leading_byte_offset", leading_byte_offset)

@@ -54,7 +54,7 @@ def test_wgmmadesc_round_trip(values: dict[str, Any]) -> None:
     ("start_address", True, "a bool, not an int"),
     ("start_address", '1', "a string, not an int"),
     ("start_address", 24, "not a multiple of 16"),
-    ("start_address", 262144, "too large for the field"),
+    ("start_address", 4294967296, "too large for the field"),
     ("leading_byte_offset", -1, "negative"),
     ("leading_byte_offset", True, "a bool, not an int"),
     ("leading_byte_offset", '1', "a string, not an int"),

@@ -129,6 +129,9 @@ class Field:
     # Of a variant layout's field: how it is known (spec ``sources``: dsl-compiler,
     # dsl-classes, ptxas, cutlass, third-party); empty for the baseline tables.
     sources: tuple[str, ...] = ()
+    # An address field that takes a 32-bit shared-memory address: the encoding's mask drops
+    # the bits above it (spec ``shared_address``).
+    shared_address: bool = False
 
     @property
     def third_party_only(self) -> bool:
@@ -196,11 +199,21 @@ class Field:
         """Largest value a user may give (dimension / byte value / raw code)."""
         if self.type == "dimension":
             return self.mask << self.dim_shift
+        if self.type == "address" and self.shared_address:
+            return 0xFFFFFFFF & ~(self.user_step - 1)
         if self.type == "address":
-            assert self.encoding is not None
-            return self.encoding.mask & ~((1 << self.encoding.shift) - 1)
+            return self.window_max
         codes = self.allowed_codes
         return max(codes) if codes else self.mask
+
+    @property
+    def window_max(self) -> int:
+        """Largest value the encoding keeps whole (an address field's mask, aligned): the
+        values that decode to themselves."""
+        if self.type != "address":
+            return self.user_max
+        assert self.encoding is not None
+        return self.encoding.mask & ~((1 << self.encoding.shift) - 1)
 
     @property
     def user_step(self) -> int:
@@ -248,6 +261,11 @@ class Field:
         if self.type == "dimension":
             return (f"a multiple of {self.user_step} from 0 to {self.user_max} "
                     f"(encoded as {self.dim_symbol} >> {self.dim_shift})")
+        if self.type == "address" and self.shared_address:
+            assert self.encoding is not None
+            return (f"a shared-memory address that is a multiple of {self.user_step} "
+                    f"(32 bits; the encoding keeps bits {self.encoding.shift} to "
+                    f"{self.encoding.mask.bit_length() - 1}, up to {self.window_max:#x})")
         if self.type == "address":
             return (f"a byte value that is a multiple of {self.user_step} from 0 to "
                     f"{self.user_max:#x}")
@@ -677,7 +695,7 @@ class DescriptorBuilder:
                 note=e.get("note"), source=self.src(path),
                 doc_value_style=e.get("doc_value_style"),
                 doc_invalid_note=e.get("doc_invalid_note", False),
-                sources=field_sources(e, kind)))
+                sources=field_sources(e, kind), shared_address=e.get("shared_address", False)))
         return tuple(sorted(out, key=lambda x: x.lsb))
 
     def build(self) -> Descriptor:

@@ -142,6 +142,7 @@ def async_lib(torch: Any) -> ctypes.CDLL:
         "async_mbarrier_phases": [i, ptr, ptr],
         "async_setmaxnreg_pipeline": [ptr, i, ptr],
         "async_cp_async": [i] * 5 + [ptr, ptr, i],
+        "async_cluster_address": [ptr],
     }.items():
         fn = getattr(lib, name)
         fn.restype = ctypes.c_int

@@ -158,6 +158,9 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
                 f"against the dense product of the expanded A (tests/gpu/test_wgmma_sp.py)."]
     families = {"TMA tile loads 1d-5d": "test_tma_tile_load[",
                 "TMA tile stores 1d-5d": "test_tma_tile_store[",
+                "TMA tile store at a negative coordinate faults": "test_tma_tile_store_negative",
+                "shared::cta address of a cluster CTA in a wgmma descriptor":
+                    "test_cluster_shared_address",
                 "TMA im2col loads 3d-5d": "test_tma_im2col_load[",
                 "TMA multicast, 2-CTA cluster": "test_tma_multicast_cluster2[",
                 "cp.async.bulk (non-tensor)": "test_bulk_copy[",

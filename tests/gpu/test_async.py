@@ -121,11 +121,21 @@ def test_tma_tile_load(case: str, cta_dst: int, async_lib: Any, torch: Any) -> N
                            f"{[tuple(x) for x in bad[:6]]}")
 
 
+# A store's box may reach past the end of a dimension (those elements are not written), but
+# not start below 0: on the H100 every store with a negative coordinate stops the kernel with
+# "an illegal instruction was encountered" (test_tma_tile_store_negative_coordinate_faults),
+# where a load zero-fills. So the stores' out-of-bounds cases lie past the ends.
+STORE_CASES = {k: v for k, v in TILE_CASES.items() if min(v[2]) >= 0} | {
+    "2d_oob": ((50, 72), [32, 16], [60, 40]),
+    "4d_oob": ((4, 5, 6, 16), [8, 4, 4, 2], [12, 3, 3, 3]),
+}
+
+
 @pytest.mark.parametrize("wait_read", [0, 1], ids=["wait_group", "wait_group_read"])
-@pytest.mark.parametrize("case", list(TILE_CASES))
+@pytest.mark.parametrize("case", list(STORE_CASES))
 def test_tma_tile_store(case: str, wait_read: int, async_lib: Any, torch: Any) -> None:
     np = _np()
-    shape, box, coords = TILE_CASES[case]
+    shape, box, coords = STORE_CASES[case]
     base, view = _padded(torch, f"tma_store{case}", shape, pad=4)
     before = base.cpu().numpy()
     rng = np.random.default_rng(seed_for(f"tma_store_box{case}"))
@@ -149,6 +159,33 @@ def test_tma_tile_store(case: str, wait_read: int, async_lib: Any, torch: Any) -
     bad = np.argwhere(got != want)
     assert bad.size == 0, (f"{len(bad)} elements of the allocation wrong, first "
                            f"(outermost first): {[tuple(x) for x in bad[:6]]}")
+
+
+_NEGATIVE_STORE = """
+import ctypes, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from gpu import conftest, test_async as t
+lib = conftest._load("async")
+lib.async_tma_tile.restype = ctypes.c_int
+lib.async_tma_tile.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 6
+t.STORE_CASES["neg"] = ((50, 72), [32, 16], [int(sys.argv[2]), int(sys.argv[3])])
+t.test_tma_tile_store("neg", 0, lib, torch)
+"""
+
+
+@pytest.mark.parametrize("coords", [(-16, 5), (8, -1)], ids=["inner", "outer"])
+def test_tma_tile_store_negative_coordinate_faults(coords: tuple[int, int]) -> None:
+    """What the wrappers cannot check (the coordinates are run-time values): a tile store
+    whose box starts below 0 in any dimension faults on the H100, unlike a load. Run in a
+    process of its own, as the fault ends the CUDA context."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _NEGATIVE_STORE, str(Path(__file__).parents[1]),
+                        *map(str, coords)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "illegal instruction" in r.stdout + r.stderr, \
+        (r.returncode, (r.stdout + r.stderr)[-800:])
 
 
 def _im2col_ref(np: Any, host: Any, lower: list[int], upper: list[int], channels: int,
@@ -244,6 +281,25 @@ def test_tma_multicast_cluster2(row0: int, col0: int, async_lib: Any, torch: Any
                                f"{[tuple(x) for x in bad[:6]]}")
     # each CTA's second barrier completed by the other CTA's arrival through mapa
     assert flat[2 * n:].tolist() == [1, 1]
+
+
+def test_cluster_shared_address_in_a_descriptor(async_lib: Any, torch: Any) -> None:
+    """A CTA's shared::cta address in a 2-CTA cluster carries the CTA's rank above bit 17,
+    and the generated descriptors take it as the ISA's encode() does, (x & 0x3FFFF) >> 4
+    (seed 004; spec/descriptors/wgmma_desc.yaml note wg-shared-address): the device's
+    WgmmaDesc::encode() of it does not stop the thread, and gives the seed formula's word
+    (tests/test_descriptor_shared_address.py checks the Python classes and the host C++ on
+    such addresses)."""
+    out = torch.zeros(6, dtype=torch.int32, device="cuda")
+    err = async_lib.async_cluster_address(out.data_ptr())
+    check_cuda(async_lib, err)
+    got = [int(v) & 0xFFFFFFFF for v in out.cpu().tolist()]
+    addrs = got[:2]
+    assert addrs[1] > 0x3FFFF, f"rank 1's shared::cta address {addrs[1]:#x} has no high bits"
+    assert addrs[0] & 0x3FFFF == addrs[1] & 0x3FFFF, [hex(a) for a in addrs]
+    for rank, addr in enumerate(addrs):
+        word = got[2 + 2 * rank] | got[3 + 2 * rank] << 32
+        assert word == (addr & 0x3FFFF) >> 4, (rank, hex(addr), hex(word))
 
 
 @pytest.mark.parametrize("chunk", [16, 256, 4096])

@@ -258,7 +258,8 @@ VALUE_CASES: list[tuple[tuple[str, ...], str]] = [
      "ptxgen: error: zero-column-mask: n: -2 is not allowed"),
     (("encode", "smem_desc", "start_address=" + "9" * 4000),
      "ptxgen: error: smem_desc: start_address: 9999999999999999999999999999999999999... is "
-     "not allowed; allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0"),
+     "not allowed; allowed: a shared-memory address that is a multiple of 16 (32 bits; the "
+     "encoding keeps bits 4 to 17, up to 0x3fff0)"),
     (("decode", "smem_desc", "0x" + "f" * 5000),
      "ptxgen: error: HEX: 0xfffffffffffffffffffffffffffffffffff... does not fit"),
     (("decode", "smem_desc", "0x" + "z" * 5000),

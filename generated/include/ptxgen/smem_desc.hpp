@@ -7,9 +7,10 @@
  * Describes a multiplicand matrix in the shared memory of the current CTA, including its location.
  * A 64-bit value held in a register.
  *
- * Generated from spec/descriptors/smem_desc.yaml; spec notes: t40-unlisted-bits,
- * t40-version-constant, t40-fixed-constant-typo, t40-lbo-mode-target, t41-base32b-boundary,
- * t41-base-offset-zero, t40-cutlass-comments, t40-sm107, t49-lbo-width, t49-k-segment.
+ * Generated from spec/descriptors/smem_desc.yaml; spec notes: t40-shared-address,
+ * t40-unlisted-bits, t40-version-constant, t40-fixed-constant-typo, t40-lbo-mode-target,
+ * t41-base32b-boundary, t41-base-offset-zero, t40-cutlass-comments, t40-sm107, t49-lbo-width,
+ * t49-k-segment.
  */
 #pragma once
 
@@ -46,7 +47,6 @@ struct SmemDesc {
                                                              [[maybe_unused]] bool partial = false) noexcept {
     using PtxgenF = typename PtxgenD::Field;
     if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::start_address}; }
-    if (!(d.start_address <= 0x3fff0u)) { if (diagnose) invalid_field<start_address_above_0x3fff0>(); return {Errc::too_large, PtxgenF::start_address}; }
     if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::leading_byte_offset}; }
     if (!(d.leading_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x3fff0>(); return {Errc::too_large, PtxgenF::leading_byte_offset}; }
     if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::stride_byte_offset}; }
@@ -58,8 +58,7 @@ struct SmemDesc {
   }
 
   /* Reasons for a compile error. */
-  struct start_address_not_16_byte_aligned; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
-  struct start_address_above_0x3fff0; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
+  struct start_address_not_16_byte_aligned; /* start_address: allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0) */
   struct leading_byte_offset_not_16_byte_aligned; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
   struct leading_byte_offset_above_0x3fff0; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
   struct stride_byte_offset_not_16_byte_aligned; /* stride_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
@@ -122,7 +121,7 @@ struct SmemDesc_t {
     pattern_start,
   };
 
-  uint32_t start_address = 0u; /**< start_address (bits 0-13): matrix-descriptor-encode (Matrix start address). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
+  uint32_t start_address = 0u; /**< start_address (bits 0-13): matrix-descriptor-encode (Matrix start address). Allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0). */
   uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-29): matrix-descriptor-encode (Leading dimension byte offset relative) OR matrix-descriptor-encode (Leading dimension byte address absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): matrix-descriptor-encode (Stride dimension byte offset). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t base_offset = 0u; /**< base_offset (bits 49-51): Matrix base offset. Allowed: 0 to 7. */
@@ -309,7 +308,6 @@ struct SmemDescSm107 {
                                                              [[maybe_unused]] bool partial = false) noexcept {
     using PtxgenF = typename PtxgenD::Field;
     if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::start_address}; }
-    if (!(d.start_address <= 0x7fff0u)) { if (diagnose) invalid_field<start_address_above_0x7fff0>(); return {Errc::too_large, PtxgenF::start_address}; }
     if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::leading_byte_offset}; }
     if (!(d.leading_byte_offset <= 0x7fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x7fff0>(); return {Errc::too_large, PtxgenF::leading_byte_offset}; }
     if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::stride_byte_offset}; }
@@ -322,8 +320,7 @@ struct SmemDescSm107 {
   }
 
   /* Reasons for a compile error. */
-  struct start_address_not_16_byte_aligned; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
-  struct start_address_above_0x7fff0; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
+  struct start_address_not_16_byte_aligned; /* start_address: allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 18, up to 0x7fff0) */
   struct leading_byte_offset_not_16_byte_aligned; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
   struct leading_byte_offset_above_0x7fff0; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0 */
   struct stride_byte_offset_not_16_byte_aligned; /* stride_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
@@ -392,7 +389,7 @@ struct SmemDescSm107_t {
     fixed,
   };
 
-  uint32_t start_address = 0u; /**< start_address (bits 0-14): matrix-descriptor-encode-15 (Matrix start address). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. */
+  uint32_t start_address = 0u; /**< start_address (bits 0-14): matrix-descriptor-encode-15 (Matrix start address). Allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 18, up to 0x7fff0). */
   uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-30): matrix-descriptor-encode-15 (Leading dimension byte offset relative) OR matrix-descriptor-encode-15 (Leading dimension byte address absolute). Allowed: a byte value that is a multiple of 16 from 0 to 0x7fff0. */
   uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): matrix-descriptor-encode (Stride dimension byte offset). Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t base_offset = 0u; /**< base_offset (bits 49-51): Matrix base offset. Allowed: 0 to 7. */

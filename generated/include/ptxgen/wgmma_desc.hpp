@@ -6,7 +6,8 @@
  *
  * 64-bit descriptor of a matrix in shared memory read by wgmma.mma_async (sm_90a).
  *
- * Generated from spec/descriptors/wgmma_desc.yaml; spec notes: wg-unlisted-bits, wg-swizzle-codes.
+ * Generated from spec/descriptors/wgmma_desc.yaml; spec notes: wg-shared-address,
+ * wg-unlisted-bits, wg-swizzle-codes.
  */
 #pragma once
 
@@ -43,7 +44,6 @@ struct WgmmaDesc {
                                                              [[maybe_unused]] bool partial = false) noexcept {
     using PtxgenF = typename PtxgenD::Field;
     if (!(d.start_address % 16u == 0u)) { if (diagnose) invalid_field<start_address_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::start_address}; }
-    if (!(d.start_address <= 0x3fff0u)) { if (diagnose) invalid_field<start_address_above_0x3fff0>(); return {Errc::too_large, PtxgenF::start_address}; }
     if (!(d.leading_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<leading_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::leading_byte_offset}; }
     if (!(d.leading_byte_offset <= 0x3fff0u)) { if (diagnose) invalid_field<leading_byte_offset_above_0x3fff0>(); return {Errc::too_large, PtxgenF::leading_byte_offset}; }
     if (!(d.stride_byte_offset % 16u == 0u)) { if (diagnose) invalid_field<stride_byte_offset_not_16_byte_aligned>(); return {Errc::not_a_multiple, PtxgenF::stride_byte_offset}; }
@@ -54,8 +54,7 @@ struct WgmmaDesc {
   }
 
   /* Reasons for a compile error. */
-  struct start_address_not_16_byte_aligned; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
-  struct start_address_above_0x3fff0; /* start_address: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
+  struct start_address_not_16_byte_aligned; /* start_address: allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0) */
   struct leading_byte_offset_not_16_byte_aligned; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
   struct leading_byte_offset_above_0x3fff0; /* leading_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
   struct stride_byte_offset_not_16_byte_aligned; /* stride_byte_offset: allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0 */
@@ -112,7 +111,7 @@ struct WgmmaDesc_t {
     reserved,
   };
 
-  uint32_t start_address = 0u; /**< start_address (bits 0-13): `encode(start_address)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
+  uint32_t start_address = 0u; /**< start_address (bits 0-13): `encode(start_address)`. Allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0). */
   uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-29): `encode(leading_dim_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): `encode(stride_dim_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t base_offset = 0u; /**< base_offset (bits 49-51): Base offset (for swizzle alignment). Allowed: 0 to 7. */

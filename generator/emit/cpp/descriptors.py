@@ -89,8 +89,11 @@ def field_checks(f: Field) -> list[Check]:
         hi_text = f"{hi:#x}" if f.type == "address" else str(hi)
         misfit = f"not_a_multiple_of_{step}" if f.type == "dimension" else \
             f"not_{step}_byte_aligned"
-        return [Check(f"{{v}} % {u(step)} == 0u", "not_a_multiple", _diag(name, misfit),
-                      f.domain),
+        aligned = Check(f"{{v}} % {u(step)} == 0u", "not_a_multiple", _diag(name, misfit),
+                        f.domain)
+        if f.shared_address:  # any 32-bit address: the encoding drops the high bits
+            return [aligned]
+        return [aligned,
                 Check(f"{{v}} <= {h(hi) if f.type == 'address' else u(hi)}", "too_large",
                       _diag(name, "above", hi_text), f.domain)]
     if f.enum_class:

@@ -39,7 +39,7 @@ def documented_values(f: Field) -> list[int]:
         return list(range(0, f.user_max + 1, f.user_step))
     if f.type == "address":
         step = f.user_step
-        return sorted({0, f.user_max} | {step << k for k in range(f.width)})
+        return sorted({0, f.window_max} | {step << k for k in range(f.width)})
     codes = f.allowed_codes
     if codes is not None:
         return list(codes)
@@ -51,7 +51,8 @@ def documented_values(f: Field) -> list[int]:
 def invalid_values(f: Field) -> list[tuple[int, str]]:
     """(value, expected error code) for each class of invalid value of the field."""
     if f.type in ("dimension", "address"):
-        out = [(f.user_max + f.user_step, "too_large")]
+        # a shared address has no value too large for its 32 bits
+        out = [] if f.shared_address else [(f.user_max + f.user_step, "too_large")]
         if f.user_step > 1:
             out.insert(0, (f.user_step + f.user_step // 2, "not_a_multiple"))
         return out

@@ -45,7 +45,8 @@ def py_list(items: list[str], indent: int, brackets: str = "[]", prefix: int = 0
 def valid_strategy(f: Field) -> str:
     """A hypothesis strategy (source text) for every value the field allows."""
     if f.type in ("dimension", "address"):
-        return f"st.integers(0, {f.user_max // f.user_step}).map(lambda v: v * {f.user_step})"
+        return (f"st.integers(0, {f.window_max // f.user_step})"
+                f".map(lambda v: v * {f.user_step})")
     codes = f.allowed_codes
     if codes is None:
         return f"st.integers(0, {f.mask})"

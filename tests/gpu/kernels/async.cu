@@ -18,6 +18,7 @@
 #include <ptxgen/ptx/fence.hpp>
 #include <ptxgen/ptx/mbarrier.hpp>
 #include <ptxgen/ptx/sync.hpp>
+#include <ptxgen/wgmma_desc.hpp>
 
 #include <cuda.h>  // CUtensorMap and the encode functions' types
 
@@ -652,6 +653,31 @@ PTXGEN_GPU_EXPORT int async_tma_multicast(void* gmem, int rows, int cols_total, 
   alignas(64) CUtensorMap map;
   if (const int e = make_tiled(&map, 2, gmem, dims, strides, box)) return e;
   tma_multicast_kernel<<<2, 128>>>(map, col0, row0, half_rows, cols, static_cast<int*>(out));
+  return gpu_test::finish_launch();
+}
+
+// Each CTA of a cluster of 2 writes the shared::cta address of its shared buffer (what CUDA's
+// __cvta_generic_to_shared gives, as kernels pass to descriptors) to out[rank], and the
+// wgmma descriptor encoded on the device from it (start address only; low, high word) to
+// out[2 + 2 rank], out[3 + 2 rank].
+__global__ void __cluster_dims__(2, 1, 1) cluster_address_kernel(unsigned* out) {
+  __shared__ __align__(128) int buf[32];
+  buf[threadIdx.x % 32] = 0;
+  const unsigned rank = __clusterRelativeBlockRank();
+  const auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(buf));
+  if (threadIdx.x == 0) {
+    ptxgen::WgmmaDesc d{};
+    d.start_address = addr;
+    const std::uint64_t w = d.encode();
+    out[rank] = addr;
+    out[2 + 2 * rank] = static_cast<unsigned>(w);
+    out[3 + 2 * rank] = static_cast<unsigned>(w >> 32);
+  }
+}
+
+// out: [6] unsigned (see cluster_address_kernel).
+PTXGEN_GPU_EXPORT int async_cluster_address(void* out) {
+  cluster_address_kernel<<<2, 32>>>(static_cast<unsigned*>(out));
   return gpu_test::finish_launch();
 }
 
